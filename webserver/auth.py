@@ -7,11 +7,11 @@ With ``SMARTBOTIC_API_KEYS`` set, a route marked :attr:`Auth.REQUIRED` needs
 
 from __future__ import annotations
 
+from aiohttp import web
+
 from webserver.context import API_KEY_NAME, KEYRING
 from webserver.errors import ApiError
 from webserver.routespec import Auth, Handler
-
-from aiohttp import web
 
 CHALLENGE = {"WWW-Authenticate": "Bearer"}
 

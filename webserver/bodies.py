@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import codecs
+import contextlib
 import json
 import math
 from typing import Any
 
-from aiohttp import web
+from aiohttp import HttpVersion11, web
 
 from webserver.context import settings_of
 from webserver.errors import ApiError
@@ -36,6 +37,19 @@ async def read_limited(request: web.Request, limit: int) -> bytes:
             raise too_large(total, limit, at_least=True)
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+async def expect_continue(request: web.Request) -> web.StreamResponse | None:
+    """``Expect: 100-continue``: refuse an oversized body before the client sends it."""
+    expect = request.headers.get("Expect", "")
+    if expect.lower() != "100-continue":
+        return ApiError(417, f"unsupported Expect header {expect!r}; only 100-continue is").response()
+    limit = settings_of(request).max_body_bytes
+    if request.content_length is not None and request.content_length > limit:
+        return too_large(request.content_length, limit).response()
+    if request.version == HttpVersion11:
+        await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+    return None
 
 
 def is_json_content_type(content_type: str) -> bool:
@@ -70,10 +84,8 @@ def decode_text(raw: bytes, charset: str | None) -> str:
     """A non-JSON body as text, in its declared charset (UTF-8 when none or unknown)."""
     encoding = "utf-8"
     if charset:
-        try:
+        with contextlib.suppress(LookupError):
             encoding = codecs.lookup(charset).name
-        except LookupError:
-            pass
     return raw.decode(encoding, errors="replace")
 
 

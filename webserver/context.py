@@ -13,13 +13,13 @@ from webserver.routespec import Route
 SETTINGS = web.AppKey("settings", Settings)
 """Settings with ``api_keys`` emptied: the keys live only as hashes in :data:`KEYRING`."""
 KEYRING = web.AppKey("keyring", KeyRing)
-ROUTES = web.AppKey("routes", tuple[Route, ...])
+ROUTES: web.AppKey[tuple[Route, ...]] = web.AppKey("routes")
 """The route table the app was built from; the OpenAPI document is generated from it."""
-STUB = web.AppKey("stub", Any)
+STUB: web.AppKey[Any] = web.AppKey("stub")
 """The ``RunnerServiceStub`` on the app's ``grpc.aio`` channel (grpc ships no type stubs)."""
 
-API_KEY_NAME = "smartbotic.api_key_name"
-"""Request key: the name of the API key the caller presented, or ``None``."""
+API_KEY_NAME: web.RequestKey[str | None] = web.RequestKey("api_key_name")
+"""The name of the API key the caller presented, or ``None``."""
 
 DEFAULT_RPC_TIMEOUT_S = 30.0
 """Deadline of an RPC that does not wait for an execution."""
@@ -37,5 +37,4 @@ def stub_of(request: web.Request) -> Any:
 
 def api_key_name(request: web.Request) -> str:
     """The caller's API key name, or "" without keys (saved_by, resumed_by, ...)."""
-    name = request.get(API_KEY_NAME)
-    return name if isinstance(name, str) else ""
+    return request.get(API_KEY_NAME) or ""

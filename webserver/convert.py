@@ -9,22 +9,23 @@ from typing import Any
 from runner._proto import workflow_pb2 as pb
 from webserver.errors import ApiError
 
-STATUS_NAMES: dict[int, str] = {
-    pb.EXECUTION_STATUS_PENDING: "pending",
-    pb.EXECUTION_STATUS_RUNNING: "running",
-    pb.EXECUTION_STATUS_COMPLETED: "completed",
-    pb.EXECUTION_STATUS_FAILED: "failed",
-    pb.EXECUTION_STATUS_CANCELLED: "cancelled",
-    pb.EXECUTION_STATUS_WAITING: "waiting",
+STATUS_BY_NAME: dict[str, pb.ExecutionStatus] = {
+    "pending": pb.EXECUTION_STATUS_PENDING,
+    "running": pb.EXECUTION_STATUS_RUNNING,
+    "completed": pb.EXECUTION_STATUS_COMPLETED,
+    "failed": pb.EXECUTION_STATUS_FAILED,
+    "cancelled": pb.EXECUTION_STATUS_CANCELLED,
+    "waiting": pb.EXECUTION_STATUS_WAITING,
 }
-STATUS_BY_NAME: dict[str, int] = {name: value for value, name in STATUS_NAMES.items()}
+"""REST's lower-case names (DESIGN §4)."""
+STATUS_NAMES: dict[int, str] = {int(value): name for name, value in STATUS_BY_NAME.items()}
 
 
 def status_name(value: int) -> str:
     return STATUS_NAMES.get(value, "unspecified")
 
 
-def status_from_name(name: str) -> int:
+def status_from_name(name: str) -> pb.ExecutionStatus:
     """A REST status filter → the enum value; unknown → 400 listing the valid names."""
     try:
         return STATUS_BY_NAME[name.strip().lower()]

@@ -45,7 +45,12 @@ class ApiError(Exception):
     """An error answer: status, message and extra headers."""
 
     def __init__(
-        self, status: int, message: str, *, headers: Mapping[str, str] | None = None, extra: Mapping[str, Any] | None = None
+        self,
+        status: int,
+        message: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        extra: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status

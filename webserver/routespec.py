@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from aiohttp import web
 
@@ -67,10 +67,12 @@ class Route:
     auth: Auth = Auth.REQUIRED
     query: tuple[Param, ...] = ()
     body: Body | None = None
-    errors: tuple[int, ...] = ()
-    """Statuses this route may answer besides the ones every route of its kind may (see openapi)."""
+    statuses: tuple[int, ...] = ()
+    """Other statuses this route may answer, besides those every route of its kind may (see openapi)."""
+    accepted_schema: str = ""
+    """Schema of a 202 answer when it differs from ``ok_schema``."""
     calls_runner: bool = True
-    tags: tuple[str, ...] = field(default_factory=tuple)
+    """False for routes the webserver answers alone (no 501/503 from the runner)."""
 
     @property
     def openapi_path(self) -> str:

@@ -75,6 +75,14 @@ class EngineLimits:
     """Default maxDurationSeconds guard, counted over running time (waits excluded)."""
 
 
+@dataclass
+class _Answered:
+    ok: bool
+    output: JSON
+    error: str | None = None
+    logs: list[dict[str, JSON]] = field(default_factory=list)
+
+
 class _Stop(Exception):
     pass
 
@@ -324,7 +332,10 @@ class Walker:
             answer=answer,
             timeout_seconds=node.get("timeoutSeconds"),
         )
-        outcome = await self.run_node(call)
+        if entry == "resume" and not nt.has_resume:  # no resume(ctx, answer): the answer is the output
+            outcome: NodeOutcomeLike = _Answered(True, answer)
+        else:
+            outcome = await self.run_node(call)
         base.logs = list(outcome.logs)
         base.finishedAt = self.hooks.now_ms()
         if not outcome.ok:

@@ -12,7 +12,8 @@ Confinement, checked at every call:
    time with ``O_NOFOLLOW`` (``openat``), so a symlink swapped in after the
    check is refused instead of followed.
 
-``*`` among the roots lifts the confinement. Files are UTF-8 text:
+``fs.unlink`` resolves all but the last component, so it removes a symlink
+itself, never its target. ``*`` among the roots lifts the confinement. Files are UTF-8 text:
 ``readFile`` of other bytes is an error naming the path, and it refuses files
 larger than the cap (the node output cap). ``writeFile`` truncates and writes
 in place, like Node's ``fs.writeFile``. ``readdir`` is sorted by name (code
@@ -23,6 +24,7 @@ target is inside the roots, its own otherwise. All I/O runs in a thread.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import os
 import stat
@@ -76,7 +78,8 @@ class FileSystem:
     def _roots_text(self) -> str:
         return ", ".join(self._roots) or "(none configured)"
 
-    def resolve(self, method: str, path: JSON) -> Target:
+    def resolve(self, method: str, path: JSON, *, follow_last: bool = True) -> Target:
+        """Check ``path`` against the roots; ``follow_last=False`` keeps a final symlink itself (unlink)."""
         shown = want_str(method, "path", path)
         if "\0" in shown:
             raise HostApiError(f"{method}: the path contains a NUL character")
@@ -86,7 +89,11 @@ class FileSystem:
             absolute = os.path.join(self._roots[0], shown)
         else:
             absolute = os.path.abspath(shown)
-        real = os.path.realpath(absolute)
+        head, tail = os.path.split(absolute.rstrip("/"))
+        if follow_last or tail in ("", ".", ".."):
+            real = os.path.realpath(absolute)
+        else:
+            real = os.path.join(os.path.realpath(head or "/"), tail)
         if self._unconfined:
             return Target(shown, "/", tuple(p for p in real.split("/") if p))
         inside = [r for r in map(os.path.realpath, self._roots) if _inside(real, r)]
@@ -101,12 +108,21 @@ class FileSystem:
         return Target(shown, root, () if rel == "." else tuple(rel.split(os.sep)))
 
     @staticmethod
-    def _open_dir(root: str, parts: tuple[str, ...]) -> int:
+    def _open_child_dir(fd: int, name: str) -> int:
+        """Open directory ``name`` under ``fd``; a symlink there (swapped in since the check) is ELOOP."""
+        try:
+            return os.open(name, _DIR_FLAGS, dir_fd=fd)
+        except NotADirectoryError:
+            if stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                raise OSError(errno.ELOOP, "symlink in path") from None
+            raise
+
+    def _open_dir(self, root: str, parts: tuple[str, ...]) -> int:
         """A descriptor of ``root/parts``, each component opened without following symlinks."""
         fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
             for part in parts:
-                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                child = self._open_child_dir(fd, part)
                 os.close(fd)
                 fd = child
         except BaseException:
@@ -252,12 +268,10 @@ class FileSystem:
             fd = self._open_dir(t.root, ())
             try:
                 for part in t.parts:
-                    try:
+                    with contextlib.suppress(FileExistsError):
                         os.mkdir(part, 0o777, dir_fd=fd)
-                    except FileExistsError:
-                        pass
                     try:
-                        child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                        child = self._open_child_dir(fd, part)
                     except NotADirectoryError:
                         raise HostApiError(f"fs.mkdir: {t.shown}: {part} exists and is not a directory") from None
                     os.close(fd)
@@ -270,7 +284,7 @@ class FileSystem:
 
     async def unlink(self, args: list[JSON]) -> JSON:
         (path,) = take("fs.unlink", args, ("path",))
-        target = self.resolve("fs.unlink", path)
+        target = self.resolve("fs.unlink", path, follow_last=False)
 
         def remove(t: Target) -> None:
             dfd, name = self._parent(t)

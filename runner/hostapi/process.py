@@ -76,6 +76,19 @@ class _Capture:
         return text
 
 
+class _ExitAwareProtocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """Stream protocol that also tells when the process itself exited, pipes open or not."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=2**16, loop=loop)
+        self.exited: asyncio.Future[None] = loop.create_future()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
 class ProcessRunner:
     """Runs ``process.exec`` when the operator allowed it."""
 
@@ -99,8 +112,10 @@ class ProcessRunner:
             "process.exec", "timeout", timeout_arg, default=DEFAULT_TIMEOUT_SECONDS, maximum=MAX_TIMEOUT_SECONDS
         )
         cwd = self._cwd if self._cwd and os.path.isdir(self._cwd) else None
+        loop = asyncio.get_running_loop()
         try:
-            proc = await asyncio.create_subprocess_exec(
+            transport, protocol = await loop.subprocess_exec(
+                lambda: _ExitAwareProtocol(loop),
                 *argv,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
@@ -113,17 +128,18 @@ class ProcessRunner:
             raise HostApiError(f"process.exec: command not found: {argv[0]}") from None
         except PermissionError:
             raise HostApiError(f"process.exec: permission denied running {argv[0]}") from None
-        return await self._collect(proc, timeout)
+        return await self._collect(asyncio.subprocess.Process(transport, protocol, loop), protocol.exited, timeout)
 
-    async def _collect(self, proc: asyncio.subprocess.Process, timeout: float) -> JSON:
+    async def _collect(self, proc: asyncio.subprocess.Process, exited: asyncio.Future[None], timeout: float) -> JSON:
         out, err = _Capture("stdout", self._cap), _Capture("stderr", self._cap)
         readers = [asyncio.ensure_future(out.drain(proc.stdout)), asyncio.ensure_future(err.drain(proc.stderr))]
         try:
+            # not proc.wait(): it also waits for the pipes, which a left-behind child may hold open
             async with asyncio.timeout(timeout):
-                exit_code = await proc.wait()
+                await asyncio.shield(exited)
         except TimeoutError:
             _kill_group(proc.pid)
-            await proc.wait()
+            await exited
             raise HostApiError(
                 f"process.exec: the command did not finish within {timeout:g} s and was killed"
             ) from None
@@ -132,4 +148,5 @@ class ProcessRunner:
             _, pending = await asyncio.wait(readers, timeout=_DRAIN_GRACE_SECONDS)
             for reader in pending:
                 reader.cancel()
+        exit_code = proc.returncode
         return {"exitCode": exit_code, "stdout": out.text(), "stderr": err.text()}

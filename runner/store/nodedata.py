@@ -57,7 +57,9 @@ MAX_LIMIT = 1000
 MAX_REGEX_LENGTH = 512
 MAX_KEY_LENGTH = 512
 LOGICAL_OPERATORS = frozenset({"$and", "$or", "$nor"})
-FIELD_OPERATORS = frozenset({"$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$exists", "$regex", "$options"})
+FIELD_OPERATORS = frozenset(
+    {"$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$exists", "$regex", "$options"}
+)
 MAINTAINED_FIELDS = frozenset({"_id", "_createdAt", "_updatedAt"})
 _COLLECTION_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _REGEX_OPTIONS = re.compile(r"[imsx]*")
@@ -160,9 +162,7 @@ def _validate_condition(field: str, cond: Any) -> None:
             if not isinstance(operand, str):
                 raise NodeDataError(f"$regex on {field!r} takes a string")
             if len(operand) > MAX_REGEX_LENGTH:
-                raise NodeDataError(
-                    f"$regex on {field!r} is {len(operand)} characters; the cap is {MAX_REGEX_LENGTH}"
-                )
+                raise NodeDataError(f"$regex on {field!r} is {len(operand)} characters; the cap is {MAX_REGEX_LENGTH}")
         if op == "$options" and (
             "$regex" not in cond or not isinstance(operand, str) or not _REGEX_OPTIONS.fullmatch(operand)
         ):

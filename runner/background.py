@@ -1,0 +1,127 @@
+"""What every runner does in the background, safely alongside other runners:
+
+- claim queued executions (``pending → running``),
+- wake due timers and parked retries, and end expired approvals and event
+  waits by their ``onTimeout`` policy,
+- take over executions whose runner stopped renewing its lease,
+- renew the leases of its own running executions.
+
+Each takes work with one conditional update; a runner that loses the race
+simply moves on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from .engine.model import ResumeAnswer
+from .runtime import Runtime, now_ms
+
+log = logging.getLogger(__name__)
+BATCH = 20
+
+
+class Background:
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def start(self) -> None:
+        self._tasks = [
+            asyncio.create_task(self._loop(self.tick, self.runtime.settings.poll_interval_seconds, wake=True)),
+            asyncio.create_task(self._loop(self.renew, self.runtime.settings.lease_seconds / 3)),
+        ]
+
+    async def stop(self) -> None:
+        for t in self._tasks:
+            t.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _loop(self, step: Any, interval: float, *, wake: bool = False) -> None:
+        event = self.runtime.work_available
+        while True:
+            try:
+                await step()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("background step %s failed; retrying", step.__name__)
+            if wake:
+                event.clear()
+                try:
+                    await asyncio.wait_for(event.wait(), interval)
+                except TimeoutError:
+                    pass
+            else:
+                await asyncio.sleep(interval)
+
+    def _free(self) -> int:
+        return max(0, 64 - len(self.runtime.handles))
+
+    async def tick(self) -> None:
+        if self._free():
+            await self.claim_queued()
+        if self._free():
+            await self.wake_due()
+        if self._free():
+            await self.take_over_lapsed()
+
+    async def renew(self) -> None:
+        until = now_ms() + int(self.runtime.settings.lease_seconds * 1000)
+        await self.runtime.store.executions.renew_leases(self.runtime.runner_id, until)
+
+    async def _claim_and_run(self, doc: dict[str, Any], expected: dict[str, Any], resume: ResumeAnswer | None,
+                             extra: dict[str, Any] | None = None) -> bool:
+        store = self.runtime.store.executions
+        lease = self.runtime.lease()
+        if not await store.claim(doc["_id"], expected, owner=self.runtime.runner_id, lease_until=lease["until"],
+                                 now_ms=now_ms(), extra=extra):
+            return False
+        full = await store.get(doc["_id"])
+        if full is None:
+            return False
+        await self.runtime.continue_stored(full, resume)
+        return True
+
+    async def claim_queued(self) -> None:
+        store = self.runtime.store.executions
+        docs = await store.find_ids({"status": "pending"}, sort=[("createdAt", 1)], limit=min(BATCH, self._free()))
+        for doc in docs:
+            await self._claim_and_run(doc, {"status": "pending"}, None)
+
+    async def wake_due(self) -> None:
+        store = self.runtime.store.executions
+        now = now_ms()
+        docs = await store.find_ids(
+            {"status": "waiting", "wakeAt": {"$lte": now}}, sort=[("wakeAt", 1)], limit=min(BATCH, self._free())
+        )
+        for doc in docs:
+            pause = doc.get("pause") or {}
+            key = pause.get("key")
+            if not key:
+                continue
+            expected = {"status": "waiting", "pause.key": key, "wakeAt": doc.get("wakeAt")}
+            kind = pause.get("kind")
+            extra = None
+            if kind in ("approval", "event"):
+                answer = ResumeAnswer(key=key, by="timeout", at=now, timeout=True)
+                extra = {"lastPause": {**pause, "expired": True, "answeredAt": now, "answeredBy": "timeout"}}
+            elif kind == "timer":
+                answer = ResumeAnswer(key=key, payload={"wokeAt": now}, by="timer", at=now)
+            else:
+                answer = ResumeAnswer(key=key)
+            if await self._claim_and_run(doc, expected, answer, extra):
+                log.info("execution %s: %s pause at %s ended (due)", doc["_id"], kind, key)
+
+    async def take_over_lapsed(self) -> None:
+        store = self.runtime.store.executions
+        docs = await store.find_ids(
+            {"status": "running", "lease.until": {"$lt": now_ms()}}, sort=[("lease.until", 1)], limit=min(BATCH, self._free())
+        )
+        for doc in docs:
+            lease = doc.get("lease") or {}
+            expected = {"status": "running", "lease.owner": lease.get("owner"), "lease.until": lease.get("until")}
+            if await self._claim_and_run(doc, expected, None):
+                log.warning("took over execution %s from runner %s (lease lapsed)", doc["_id"], lease.get("owner"))

@@ -1,0 +1,67 @@
+"""Write-behind checkpoints: node results reach MongoDB without making every node wait.
+
+A settled node's result is queued; while one write is in flight, later results
+gather and go out together in the next one. The walk waits for nothing but
+the previous write, so a run of fast nodes costs one round trip per batch,
+not per node. Before anything leaves the runner (the final state, a webhook
+response, a pause) the queue is drained.
+
+Guarantee: a node whose result was written never runs again. A node whose
+result was still queued when the runner died runs again on the runner that
+takes the execution over, like a node interrupted mid-run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from .engine.model import ExecutionState, NodeResult
+from .store.executions import ExecutionStore
+
+
+class Aborted(Exception):
+    """The execution is no longer this runner's to write: cancelled, or taken over."""
+
+
+class Checkpointer:
+    def __init__(self, store: ExecutionStore, state: ExecutionState, owner: str) -> None:
+        self._store = store
+        self._state = state
+        self._owner = owner
+        self._queued: dict[str, NodeResult] = {}
+        self._inflight: asyncio.Task[bool] | None = None
+        self.aborted = False
+
+    async def add(self, key: str, result: NodeResult) -> None:
+        self._queued[key] = result
+        if self._inflight is not None:
+            if not self._inflight.done():
+                return
+            await self._collect()
+        self._start()
+
+    def _start(self) -> None:
+        batch, self._queued = self._queued, {}
+        extra = {"steps": self._state.steps, "lastKey": self._state.lastKey}
+        self._inflight = asyncio.create_task(self._store.checkpoint(self._state.id, batch, owner=self._owner, extra=extra))
+
+    async def _collect(self) -> None:
+        task, self._inflight = self._inflight, None
+        if task is not None and not await task:
+            self.aborted = True
+            raise Aborted(self._state.id)
+
+    async def drain(self) -> dict[str, NodeResult]:
+        """Wait for the write in flight; return what is still queued (for the final write)."""
+        try:
+            await self._collect()
+        finally:
+            queued, self._queued = self._queued, {}
+        return queued
+
+    async def flush(self) -> None:
+        queued = await self.drain()
+        if queued:
+            self._queued = queued
+            self._start()
+            await self._collect()
