@@ -106,7 +106,7 @@ class Background:
             kind = pause.get("kind")
             extra = None
             if kind in ("approval", "event"):
-                answer = ResumeAnswer(key=key, by="timeout", at=now, timeout=True)
+                answer = ResumeAnswer(key=key, by="timeout", at=now, timeout=True, expiresAt=pause.get("expiresAt"))
                 extra = {"lastPause": {**pause, "expired": True, "answeredAt": now, "answeredBy": "timeout"}}
             elif kind == "timer":
                 answer = ResumeAnswer(key=key, payload={"wokeAt": now}, by="timer", at=now)

@@ -13,6 +13,7 @@ from ._proto import workflow_pb2_grpc as pb_grpc
 from .background import Background
 from .hostapi import HostApi
 from .nodes import NodeCatalog
+from .notify import ApprovalNotifier
 from .runtime import Runtime
 from .sandbox import SandboxPool
 from .service import RunnerService
@@ -42,6 +43,7 @@ async def serve(settings: Settings, pool: SandboxPool) -> None:
     catalog = NodeCatalog(settings.nodes_dir)
     api = HostApi(settings, node_data)
     runtime = Runtime(settings, store, catalog, pool, api)
+    runtime.after_finish.append(ApprovalNotifier(settings.public_url))
     workflows = Workflows(store.workflows, catalog)
     server = grpc.aio.server(options=[("grpc.max_receive_message_length", 64 * 1024 * 1024),
                                       ("grpc.max_send_message_length", 64 * 1024 * 1024)])

@@ -35,6 +35,12 @@ def _parse_host_port(raw: str) -> str:
     return raw
 
 
+def _parse_url(raw: str) -> str:
+    if not raw.startswith(("http://", "https://")):
+        raise ValueError("expected an http:// or https:// URL")
+    return raw
+
+
 def _parse_port(raw: str) -> int:
     port = int(raw)
     if not 0 <= port < 65536:
@@ -123,6 +129,8 @@ class Settings:
     """``SMARTBOTIC_POLL_INTERVAL_SECONDS``: how often the runner looks for queued work, due waits and expiries."""
     runner_id: str = ""
     """``SMARTBOTIC_RUNNER_ID``: this runner's name in leases; default host-pid."""
+    public_url: str = "http://127.0.0.1:8080"
+    """``SMARTBOTIC_PUBLIC_URL``: the webserver's address as approvers reach it (used in resumeUrl)."""
     seed_examples: bool = True
     """``SMARTBOTIC_SEED_EXAMPLES``: store the built-in example workflows at start-up."""
 
@@ -167,5 +175,6 @@ class Settings:
                 env, "SMARTBOTIC_POLL_INTERVAL_SECONDS", _positive(float), d.poll_interval_seconds
             ),
             runner_id=runner_id,
+            public_url=_read(env, "SMARTBOTIC_PUBLIC_URL", _parse_url, d.public_url).rstrip("/"),
             seed_examples=_read(env, "SMARTBOTIC_SEED_EXAMPLES", _parse_bool, d.seed_examples),
         )

@@ -163,6 +163,8 @@ class ResumeAnswer:
     by: str = ""
     at: int = 0
     timeout: bool = False
+    expiresAt: int | None = None
+    """For a timeout: when the pause expired."""
 
 
 @dataclass

@@ -255,7 +255,14 @@ class Walker:
         resume = self._resume
         assert resume is not None
         if nt.has_resume:
-            return {"payload": resume.payload, "by": resume.by, "at": resume.at, "timeout": resume.timeout}
+            return {
+                "payload": resume.payload,
+                "by": resume.by,
+                "at": resume.at,
+                "timeout": resume.timeout,
+                "expiresAt": resume.expiresAt,
+                "expiresAtIso": _iso(resume.expiresAt) if resume.expiresAt else None,
+            }
         return resume.payload
 
     async def _run_with_retry(
@@ -395,6 +402,11 @@ class Walker:
         if kind not in ("approval", "timer", "event"):
             raise _Failed(node_id, f"node {node_id!r}: _pause.kind must be approval, timer or event")
         expires = spec.get("expiresAt")
+        relative = spec.get("expiresInSeconds")
+        if relative is not None:
+            if not isinstance(relative, int | float) or isinstance(relative, bool) or relative < 0:
+                raise _Failed(node_id, f"node {node_id!r}: _pause.expiresInSeconds must be a number >= 0")
+            expires = self.hooks.now_ms() + int(relative * 1000)
         if expires is not None and (not isinstance(expires, int) or isinstance(expires, bool)):
             raise _Failed(node_id, f"node {node_id!r}: _pause.expiresAt must be ms since the epoch")
         pause = Pause(
@@ -469,7 +481,12 @@ class Walker:
             )
 
     def _execution_view(self) -> dict[str, JSON]:
-        return {"id": self._state.id, "workflowId": self._state.workflow_id, "startedAt": self._state.startedAt}
+        return {
+            "id": self._state.id,
+            "workflowId": self._state.workflow_id,
+            "startedAt": self._state.startedAt,
+            "now": self.hooks.now_ms(),
+        }
 
     def _scope(self, prefixes: list[str]) -> dict[str, Any]:
         """Template roots (DESIGN §3): ``input`` is the trigger's output; in a loop body

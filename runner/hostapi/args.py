@@ -26,7 +26,8 @@ def take(method: str, args: list[JSON], names: tuple[str, ...], required: int | 
         raise HostApiError(f"{signature(method, names, need)}: arguments must be a list, got {_type_name(args)}")
     if not need <= len(args) <= len(names):
         expected = str(need) if need == len(names) else f"{need} to {len(names)}"
-        raise HostApiError(f"{signature(method, names, need)} takes {expected} arguments, got {len(args)}")
+        noun = "argument" if expected == "1" else "arguments"
+        raise HostApiError(f"{signature(method, names, need)} takes {expected} {noun}, got {len(args)}")
     return [*args, *([None] * (len(names) - len(args)))]
 
 

@@ -13,9 +13,11 @@ Confinement, checked at every call:
    check is refused instead of followed.
 
 ``fs.unlink`` resolves all but the last component, so it removes a symlink
-itself, never its target. ``*`` among the roots lifts the confinement. Files are UTF-8 text:
-``readFile`` of other bytes is an error naming the path, and it refuses files
-larger than the cap (the node output cap). ``writeFile`` truncates and writes
+itself, never its target. ``*`` among the roots lifts the confinement.
+
+Files are UTF-8 text: ``readFile`` of other bytes is an error naming the
+path, and it refuses files larger than the cap (``SMARTBOTIC_MAX_OUTPUT_BYTES``,
+the node output cap) or that are not regular files (a FIFO never blocks it). ``writeFile`` truncates and writes
 in place, like Node's ``fs.writeFile``. ``readdir`` is sorted by name (code
 point order); a symlink entry reports its target's size and time when the
 target is inside the roots, its own otherwise. All I/O runs in a thread.
