@@ -225,6 +225,60 @@ class RunnerService(pb_grpc.RunnerServiceServicer):
         return pb.ListWorkflowVersionsResponse(versions=versions, next_page_token=token or "")
 
     @rpc
+    async def GetWorkflowVersion(self, request: pb.GetWorkflowVersionRequest, context: Any) -> pb.WorkflowVersion:
+        version = await self.workflows.version(request.workflow_id, request.version)
+        return pb.WorkflowVersion(
+            version=version["version"],
+            change_note=version.get("changeNote", ""),
+            saved_by=version.get("savedBy", ""),
+            saved_at_ms=version["savedAt"],
+            workflow_json=dumps(version["definition"]),
+            diff_json=dumps(version["diff"]),
+        )
+
+    @rpc
+    async def RevertWorkflow(self, request: pb.RevertWorkflowRequest, context: Any) -> pb.Workflow:
+        doc = await self.workflows.revert(
+            request.workflow_id, request.version, saved_by=request.saved_by, change_note=request.change_note
+        )
+        return convert.workflow_pb(doc)
+
+    @rpc
+    async def ResetBuiltinWorkflow(self, request: pb.ResetBuiltinRequest, context: Any) -> pb.Workflow:
+        return convert.workflow_pb(await self.workflows.reset_builtin(request.workflow_id, saved_by=request.reset_by))
+
+    @rpc
+    async def MigrateExecution(self, request: pb.MigrateExecutionRequest, context: Any) -> pb.Execution:
+        doc = await self._execution(request.execution_id)
+        if doc["status"] != "waiting" or not doc.get("pause"):
+            raise conflict(f"execution {request.execution_id!r} is {doc['status']}; only waiting executions can be migrated", reason="not_waiting")
+        current = await self.workflows.get(doc["workflowId"])
+        pause = doc["pause"]
+        top_node = pause["key"].split("/")[0]
+        paused = [pause["nodeId"], top_node]
+        old_nodes = {n["id"]: n["type"] for n in doc["workflowSnapshot"]["nodes"]}
+        new_nodes = {n["id"]: n["type"] for n in current["definition"]["nodes"]}
+        for node_id in paused:
+            if node_id not in new_nodes:
+                raise conflict(f"version {current['version']} has no node {node_id!r}, where the execution waits", reason="migrate_refused")
+            if new_nodes[node_id] != old_nodes.get(node_id):
+                raise conflict(
+                    f"node {node_id!r} is {old_nodes.get(node_id)} in version {doc['workflowVersion']} but "
+                    f"{new_nodes[node_id]} in version {current['version']}",
+                    reason="migrate_refused",
+                )
+        self.runtime.graph_for(current["definition"], int(current["version"]))
+        moved = await self.runtime.store.executions.set_fields(
+            request.execution_id,
+            {"status": "waiting", "workflowVersion": doc["workflowVersion"], "pause.key": pause["key"]},
+            {"workflowVersion": current["version"], "workflowSnapshot": current["definition"],
+             "migratedFrom": doc["workflowVersion"], "updatedAt": now_ms()},
+        )
+        if not moved:
+            raise conflict(f"execution {request.execution_id!r} changed while migrating; try again")
+        return convert.execution_pb(await self._execution(request.execution_id))
+
+    @rpc
     async def ListNodeTypes(self, request: pb.ListNodeTypesRequest, context: Any) -> pb.ListNodeTypesResponse:
         items = [
             pb.NodeType(

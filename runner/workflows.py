@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import grpc
+import jsonpatch
 
 from .engine.graph import build_graph
 from .engine.model import JSON, WorkflowInvalid
@@ -134,3 +135,60 @@ class Workflows:
                 allow=", ".join(allowed),
             )
         raise not_found(f"no active workflow serves /webhook/{path}")
+
+    async def version(self, workflow_id: str, version: int) -> dict[str, Any]:
+        """One snapshot with an RFC 6902 patch from the previous version (from ``{}`` for v1)."""
+        await self.get(workflow_id)
+        doc = await self.store.get_version(workflow_id, version)
+        if doc is None:
+            raise not_found(f"workflow {workflow_id!r} has no version {version}")
+        previous = await self.store.get_version(workflow_id, version - 1) if version > 1 else None
+        before = previous["definition"] if previous else {}
+        doc["diff"] = jsonpatch.make_patch(before, doc["definition"]).patch
+        return doc
+
+    async def revert(self, workflow_id: str, version: int, *, saved_by: str, change_note: str) -> dict[str, Any]:
+        """Publish version ``version``'s snapshot as a new version; history stays append-only."""
+        current = await self.get(workflow_id)
+        old = await self.store.get_version(workflow_id, version)
+        if old is None:
+            raise not_found(f"workflow {workflow_id!r} has no version {version}")
+        self.validate(old["definition"])
+        if current.get("active"):
+            await self._check_webhooks(workflow_id, old["definition"])
+        try:
+            return await self.store.publish(
+                workflow_id,
+                old["definition"],
+                previous_version=int(current["version"]),
+                active=bool(current.get("active")),
+                change_note=change_note or f"revert to version {version}",
+                saved_by=saved_by,
+                now_ms=now_ms(),
+            )
+        except VersionConflict as exc:
+            raise ServiceError(grpc.StatusCode.ABORTED, str(exc), reason="conflict") from None
+
+    async def reset_builtin(self, workflow_id: str, *, saved_by: str) -> dict[str, Any]:
+        from .builtins import builtin_definition
+
+        doc = await self.get(workflow_id)
+        slug = doc.get("builtinSlug")
+        if not slug:
+            raise ServiceError(
+                grpc.StatusCode.FAILED_PRECONDITION, f"workflow {workflow_id!r} is not built in", reason="not_builtin"
+            )
+        definition = builtin_definition(slug)
+        if definition is None:
+            raise not_found(f"built-in workflow {slug!r} no longer ships with this runner")
+        if doc["definition"] == definition and not doc.get("archived"):
+            return doc
+        return await self.store.publish(
+            workflow_id,
+            definition,
+            previous_version=int(doc["version"]),
+            active=bool(doc.get("active")) or bool(doc.get("archived")),
+            change_note="reset to the built-in definition",
+            saved_by=saved_by,
+            now_ms=now_ms(),
+        )

@@ -19,9 +19,7 @@ INT32_MAX = 2**31 - 1
 
 def too_large(size: int, limit: int, *, at_least: bool = False) -> ApiError:
     of = f"at least {size}" if at_least else f"{size}"
-    return ApiError(
-        413, f"request body of {of} bytes exceeds the limit of {limit} bytes (SMARTBOTIC_MAX_BODY_BYTES)"
-    )
+    return ApiError(413, f"request body of {of} bytes exceeds the limit of {limit} bytes (SMARTBOTIC_MAX_BODY_BYTES)")
 
 
 async def read_limited(request: web.Request, limit: int) -> bytes:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 import urllib.error
@@ -60,7 +61,7 @@ def webhook_workflow(
         "name": workflow_id.replace("-", " ").title(),
         "active": True,
         "nodes": nodes,
-        "connections": [{"from": a["id"], "to": b["id"]} for a, b in zip(nodes, nodes[1:], strict=False)],
+        "connections": [{"from": a["id"], "to": b["id"]} for a, b in itertools.pairwise(nodes)],
     }
 
 
@@ -71,7 +72,7 @@ def manual_workflow(workflow_id: str, *steps: JSONDict) -> JSONDict:
         "name": workflow_id,
         "active": True,
         "nodes": nodes,
-        "connections": [{"from": a["id"], "to": b["id"]} for a, b in zip(nodes, nodes[1:], strict=False)],
+        "connections": [{"from": a["id"], "to": b["id"]} for a, b in itertools.pairwise(nodes)],
     }
 
 
