@@ -11,10 +11,11 @@ import grpc
 
 from ._proto import workflow_pb2_grpc as pb_grpc
 from .background import Background
+from .builtins import seed_builtins
 from .hostapi import HostApi
 from .nodes import NodeCatalog
 from .notify import ApprovalNotifier
-from .runtime import Runtime
+from .runtime import Runtime, now_ms
 from .sandbox import SandboxPool
 from .service import RunnerService
 from .settings import Settings
@@ -45,6 +46,10 @@ async def serve(settings: Settings, pool: SandboxPool) -> None:
     runtime = Runtime(settings, store, catalog, pool, api)
     runtime.after_finish.append(ApprovalNotifier(settings.public_url))
     workflows = Workflows(store.workflows, catalog)
+    if settings.seed_examples:
+        seeded = await seed_builtins(store.workflows, workflows.validate, now_ms())
+        if seeded:
+            log.info("seeded built-in workflows: %s", ", ".join(seeded))
     server = grpc.aio.server(options=[("grpc.max_receive_message_length", 64 * 1024 * 1024),
                                       ("grpc.max_send_message_length", 64 * 1024 * 1024)])
     pb_grpc.add_RunnerServiceServicer_to_server(RunnerService(runtime, workflows), server)

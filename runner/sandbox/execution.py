@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import resource
 from collections import OrderedDict
-from collections.abc import Callable
 from types import CodeType, TracebackType
 from typing import Any
 
@@ -166,41 +165,35 @@ class TaskRun:
             raise NodeFailure(
                 f"node output is {len(data)} bytes of JSON, above the {self.limits.max_output_bytes}-byte limit"
             )
-        return b'{"done":' + data + b',"logs":' + protocol.encode({"l": self.book.entries()})[5:-1] + b"}"
+        return b'{"done":' + data + b',"logs":' + protocol.encode_value(self.book.entries()) + b"}"
 
     def fail_frame(self, message: str, *, retire: bool) -> bytes:
         return protocol.encode({"fail": message, "logs": self.book.entries(), "retire": retire})
 
 
-def _memory_message(limits: SandboxLimits) -> str:
+def memory_message(limits: SandboxLimits) -> str:
     return f"node used more than {protocol.mib_text(limits.memory_bytes)} of memory"
 
 
-def _peak_rss_bytes() -> int:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+def _grew_too_much(limits: SandboxLimits) -> bool:
+    """A worker whose peak RSS passed half its limit is replaced rather than trusted with the next node."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 > limits.memory_bytes // 2
 
 
-def run_task(
-    task: dict[str, Any],
-    channel: HostChannel,
-    limits: SandboxLimits,
-    codes: CodeCache,
-    after: Callable[[], None] | None = None,
-) -> tuple[bytes, bool]:
+def run_task(task: dict[str, Any], channel: HostChannel, limits: SandboxLimits, codes: CodeCache) -> tuple[bytes, bool]:
     """Run one node; return the frame for the runner and whether this worker should retire."""
-    memory_message = _memory_message(limits)
     run = TaskRun(task, channel, limits, codes)
+    message = ""
     try:
         try:
             output = run.execute()
-            frame = run.output_frame(output)
-            del output
+            return run.output_frame(output), _grew_too_much(limits)
         except MemoryError:
             raise
         except BaseException as exc:  # the script may raise anything, SystemExit included
             message = describe(exc, run.files)
-            del exc
-            return run.fail_frame(message, retire=False), _peak_rss_bytes() > limits.memory_bytes // 2
     except MemoryError:
-        return run.fail_frame(memory_message, retire=True), True
-    return frame, _peak_rss_bytes() > limits.memory_bytes // 2
+        pass  # leaving the handlers frees the traceback, and with it what the script allocated
+    if not message:
+        return run.fail_frame(memory_message(limits), retire=True), True
+    return run.fail_frame(message, retire=False), _grew_too_much(limits)

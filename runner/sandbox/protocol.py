@@ -61,10 +61,15 @@ class ProtocolError(Exception):
     """A frame or message that does not follow this protocol."""
 
 
-def encode(message: dict[str, Any]) -> bytes:
+def encode_value(value: Any) -> bytes:
     """Compact UTF-8 JSON; raises ``TypeError``/``ValueError`` for anything that is not plain JSON."""
-    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     return text.encode("utf-8")
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    """One message as a frame's bytes."""
+    return encode_value(message)
 
 
 def decode(frame: bytes) -> dict[str, Any]:

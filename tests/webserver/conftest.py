@@ -26,7 +26,9 @@ def app_client() -> AppClient:
     @asynccontextmanager
     async def start(channel: Any = None, **overrides: Any) -> AsyncIterator[TestClient[Any, Any]]:
         settings = Settings(**{"runner_target": NO_RUNNER, **overrides})
-        async with TestServer(make_app(settings, channel)) as server, TestClient(server) as client:
-            yield client
+        async with TestServer(make_app(settings, channel)) as server:
+            client: TestClient[Any, Any] = TestClient(server)
+            async with client:
+                yield client
 
     return start

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import grpc
 import pytest
 from aiohttp import web
@@ -58,7 +61,10 @@ def test_other_reason_keeps_the_code_mapping() -> None:
 
 
 def test_method_not_allowed_reason_is_405_with_allow_header() -> None:
-    trailing = [("smartbotic-error", b"method_not_allowed"), ("smartbotic-allow", "get, POST")]
+    trailing: list[tuple[str, str | bytes]] = [
+        ("smartbotic-error", b"method_not_allowed"),
+        ("smartbotic-allow", "get, POST"),
+    ]
     err = error_from_rpc(grpc.StatusCode.FAILED_PRECONDITION, "accepts GET, POST", trailing, runner_target=TARGET)
     assert err.status == 405
     assert err.headers == {"Allow": "GET, POST"}
@@ -76,12 +82,14 @@ async def _explode(request: web.Request) -> web.StreamResponse:
 async def test_unexpected_exception_is_500_json_without_traceback(caplog: pytest.LogCaptureFixture) -> None:
     boom = Route("GET", "/boom", _explode, "boom", "explodes", 200, "AnyValue", auth=Auth.NONE)
     app = make_app(Settings(runner_target=NO_RUNNER), routes=(*ROUTES, boom))
-    async with TestServer(app) as server, TestClient(server) as client:
-        resp = await client.get("/boom")
-        text = await resp.text()
+    async with TestServer(app) as server:
+        client: TestClient[Any, Any] = TestClient(server)
+        async with client:
+            resp = await client.get("/boom")
+            text = await resp.text()
     assert resp.status == 500
     assert resp.content_type == "application/json"
-    assert await resp.json() == {"error": INTERNAL_ERROR}
+    assert json.loads(text) == {"error": INTERNAL_ERROR}
     assert "Traceback" not in text and "secret" not in text
     assert "secret internals" in caplog.text  # ...but the operator sees it
 

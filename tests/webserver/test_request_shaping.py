@@ -20,7 +20,7 @@ from runner._proto import workflow_pb2_grpc
 from tests.webserver.conftest import AppClient
 
 
-class RecordingRunner(workflow_pb2_grpc.RunnerServiceServicer):  # type: ignore[misc]
+class RecordingRunner(workflow_pb2_grpc.RunnerServiceServicer):
     def __init__(self) -> None:
         self.requests: list[Any] = []
 
@@ -64,7 +64,8 @@ class RecordingRunner(workflow_pb2_grpc.RunnerServiceServicer):  # type: ignore[
 async def runner() -> AsyncIterator[tuple[RecordingRunner, grpc.aio.Channel]]:
     servicer = RecordingRunner()
     server = grpc.aio.server()
-    workflow_pb2_grpc.add_RunnerServiceServicer_to_server(servicer, server)
+    add_servicer: Any = workflow_pb2_grpc.add_RunnerServiceServicer_to_server
+    add_servicer(servicer, server)
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
