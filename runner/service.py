@@ -15,6 +15,7 @@ from ._proto import workflow_pb2_grpc as pb_grpc
 from .convert import dumps, loads
 from .engine.model import JSON, WorkflowInvalid
 from .errors import ServiceError, conflict, invalid, not_found
+from .events import send_event
 from .resume import resume_with_token
 from .runtime import RunHandle, Runtime, now_ms
 from .workflows import Workflows
@@ -291,6 +292,13 @@ class RunnerService(pb_grpc.RunnerServiceServicer):
             for nt in self.runtime.catalog.values()
         ]
         return pb.ListNodeTypesResponse(node_types=items)
+
+    @rpc
+    async def SendEvent(self, request: pb.SendEventRequest, context: Any) -> pb.SendEventResponse:
+        if not request.type or not request.key:
+            raise invalid("an event needs a type and a key")
+        data = loads(request.data_json, "data_json")
+        return pb.SendEventResponse(resumed_execution_ids=await send_event(self.runtime, request.type, request.key, data))
 
     @rpc
     async def Health(self, request: pb.HealthRequest, context: Any) -> pb.HealthResponse:

@@ -407,6 +407,9 @@ class Walker:
             if not isinstance(relative, int | float) or isinstance(relative, bool) or relative < 0:
                 raise _Failed(node_id, f"node {node_id!r}: _pause.expiresInSeconds must be a number >= 0")
             expires = self.hooks.now_ms() + int(relative * 1000)
+        iso_text = spec.get("expiresAtIso")
+        if iso_text is not None:
+            expires = _parse_iso_ms(node_id, iso_text)
         if expires is not None and (not isinstance(expires, int) or isinstance(expires, bool)):
             raise _Failed(node_id, f"node {node_id!r}: _pause.expiresAt must be ms since the epoch")
         pause = Pause(
@@ -515,3 +518,15 @@ def _iso(ms: int) -> str:
     from datetime import UTC, datetime
 
     return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _parse_iso_ms(node_id: str, text: JSON) -> int:
+    from datetime import UTC, datetime
+
+    try:
+        moment = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    except ValueError:
+        raise _Failed(node_id, f"node {node_id!r}: {text!r} is not an ISO-8601 time") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return int(moment.timestamp() * 1000)
