@@ -72,12 +72,18 @@ class Background:
         until = now_ms() + int(self.runtime.settings.lease_seconds * 1000)
         await self.runtime.store.executions.renew_leases(self.runtime.runner_id, until)
 
-    async def _claim_and_run(self, doc: dict[str, Any], expected: dict[str, Any], resume: ResumeAnswer | None,
-                             extra: dict[str, Any] | None = None) -> bool:
+    async def _claim_and_run(
+        self,
+        doc: dict[str, Any],
+        expected: dict[str, Any],
+        resume: ResumeAnswer | None,
+        extra: dict[str, Any] | None = None,
+    ) -> bool:
         store = self.runtime.store.executions
         lease = self.runtime.lease()
-        if not await store.claim(doc["_id"], expected, owner=self.runtime.runner_id, lease_until=lease["until"],
-                                 now_ms=now_ms(), extra=extra):
+        if not await store.claim(
+            doc["_id"], expected, owner=self.runtime.runner_id, lease_until=lease["until"], now_ms=now_ms(), extra=extra
+        ):
             return False
         full = await store.get(doc["_id"])
         if full is None:
@@ -118,7 +124,9 @@ class Background:
     async def take_over_lapsed(self) -> None:
         store = self.runtime.store.executions
         docs = await store.find_ids(
-            {"status": "running", "lease.until": {"$lt": now_ms()}}, sort=[("lease.until", 1)], limit=min(BATCH, self._free())
+            {"status": "running", "lease.until": {"$lt": now_ms()}},
+            sort=[("lease.until", 1)],
+            limit=min(BATCH, self._free()),
         )
         for doc in docs:
             lease = doc.get("lease") or {}

@@ -42,8 +42,16 @@ async def seed_builtins(store: WorkflowStore, validate: Any, now_ms: int) -> lis
         definition = definition_of(body)
         try:
             validate(definition)
-            await store.publish(slug, definition, previous_version=0, active=bool(body.get("active", True)),
-                                change_note="built-in example", saved_by="runner", now_ms=now_ms, builtin_slug=slug)
+            await store.publish(
+                slug,
+                definition,
+                previous_version=0,
+                active=bool(body.get("active", True)),
+                change_note="built-in example",
+                saved_by="runner",
+                now_ms=now_ms,
+                builtin_slug=slug,
+            )
             seeded.append(slug)
         except VersionConflict:
             continue  # another runner seeded it first

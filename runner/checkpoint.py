@@ -43,7 +43,9 @@ class Checkpointer:
     def _start(self) -> None:
         batch, self._queued = self._queued, {}
         extra = {"steps": self._state.steps, "lastKey": self._state.lastKey}
-        self._inflight = asyncio.create_task(self._store.checkpoint(self._state.id, batch, owner=self._owner, extra=extra))
+        self._inflight = asyncio.create_task(
+            self._store.checkpoint(self._state.id, batch, owner=self._owner, extra=extra)
+        )
 
     async def _collect(self) -> None:
         task, self._inflight = self._inflight, None

@@ -22,7 +22,11 @@ async def send_event(runtime: Runtime, event_type: str, key: str, data: JSON) ->
         now = now_ms()
         expected = {"status": "waiting", "pause.key": pause.get("key"), "pause.eventType": event_type}
         claimed = await store.claim(
-            doc["_id"], expected, owner=runtime.runner_id, lease_until=runtime.lease()["until"], now_ms=now,
+            doc["_id"],
+            expected,
+            owner=runtime.runner_id,
+            lease_until=runtime.lease()["until"],
+            now_ms=now,
             extra={"lastPause": {**pause, "answeredAt": now, "answeredBy": f"event {event_type}"}},
         )
         if not claimed:
@@ -30,8 +34,9 @@ async def send_event(runtime: Runtime, event_type: str, key: str, data: JSON) ->
         full = await store.get(doc["_id"])
         if full is None:
             continue
-        answer = ResumeAnswer(key=pause["key"], payload={"type": event_type, "key": key, "data": data},
-                              by=f"event {event_type}", at=now)
+        answer = ResumeAnswer(
+            key=pause["key"], payload={"type": event_type, "key": key, "data": data}, by=f"event {event_type}", at=now
+        )
         await runtime.continue_stored(full, answer)
         resumed.append(doc["_id"])
     return resumed

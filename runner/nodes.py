@@ -12,8 +12,8 @@ import ast
 import logging
 import threading
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from RestrictedPython import compile_restricted_exec

@@ -34,9 +34,7 @@ def _pause_for_token(doc: dict[str, Any]) -> dict[str, Any] | None:
     return dict(last) if last and last.get("tokenHash") else None
 
 
-async def resume_with_token(
-    runtime: Runtime, execution_id: str, token: str, payload: JSON, by: str
-) -> RunHandle:
+async def resume_with_token(runtime: Runtime, execution_id: str, token: str, payload: JSON, by: str) -> RunHandle:
     store = runtime.store.executions
     doc = await store.get(execution_id)
     if doc is None:
@@ -54,9 +52,13 @@ async def resume_with_token(
     now = now_ms()
     expires = pause.get("expiresAt")
     if pause.get("expired") or (expires is not None and expires <= now):
-        raise conflict(f"the approval expired at {iso(expires or now)}; it can no longer be answered", reason="pause_expired")
+        raise conflict(
+            f"the approval expired at {iso(expires or now)}; it can no longer be answered", reason="pause_expired"
+        )
     if doc["status"] != "waiting" or doc.get("pause", {}).get("key") != pause["key"]:
-        raise conflict(f"execution {execution_id!r} is {doc['status']}, not waiting for this answer", reason="not_waiting")
+        raise conflict(
+            f"execution {execution_id!r} is {doc['status']}, not waiting for this answer", reason="not_waiting"
+        )
     claimed = await store.claim(
         execution_id,
         {"status": "waiting", "pause.key": pause["key"], "pause.tokenHash": expected_hash},

@@ -101,7 +101,9 @@ class Runtime:
 
     async def run_node(self, call: NodeCall) -> NodeOutcome:
         nt = call.node_type
-        user_code_key = next((k for k, v in nt.config_schema.items() if isinstance(v, dict) and v.get("x-noTemplate")), None)
+        user_code_key = next(
+            (k for k, v in nt.config_schema.items() if isinstance(v, dict) and v.get("x-noTemplate")), None
+        )
         task = NodeTask(
             script_path=nt.path,
             source=nt.source,

@@ -50,8 +50,12 @@ async def serve(settings: Settings, pool: SandboxPool) -> None:
         seeded = await seed_builtins(store.workflows, workflows.validate, now_ms())
         if seeded:
             log.info("seeded built-in workflows: %s", ", ".join(seeded))
-    server = grpc.aio.server(options=[("grpc.max_receive_message_length", 64 * 1024 * 1024),
-                                      ("grpc.max_send_message_length", 64 * 1024 * 1024)])
+    server = grpc.aio.server(
+        options=[
+            ("grpc.max_receive_message_length", 64 * 1024 * 1024),
+            ("grpc.max_send_message_length", 64 * 1024 * 1024),
+        ]
+    )
     pb_grpc.add_RunnerServiceServicer_to_server(RunnerService(runtime, workflows), server)
     server.add_insecure_port(settings.grpc_addr)
     background = Background(runtime)

@@ -61,14 +61,16 @@ def _page_size(requested: int, default: int = 50, maximum: int = 500) -> int:
     return min(requested or default, maximum)
 
 
-class RunnerService(pb_grpc.RunnerServiceServicer):
+class RunnerService(pb_grpc.RunnerServiceServicer):  # type: ignore[misc]
     def __init__(self, runtime: Runtime, workflows: Workflows) -> None:
         self.runtime = runtime
         self.workflows = workflows
 
     # -- running ----------------------------------------------------------------------------------
 
-    async def _reply(self, handle: RunHandle, *, wait: bool, timeout_ms: int, until_response: bool = False) -> Any:
+    async def _reply(
+        self, handle: RunHandle, *, wait: bool, timeout_ms: int, until_response: bool = False
+    ) -> pb.ExecutionReply:
         if wait:
             timeout = timeout_ms / 1000 if timeout_ms > 0 else 3600.0
             await self.runtime.wait(handle, timeout, until_response=until_response)
@@ -145,25 +147,32 @@ class RunnerService(pb_grpc.RunnerServiceServicer):
         status = convert.PB_TO_STATUS.get(request.status) if request.status else None
         if request.status and status is None:
             raise invalid(f"unknown status {request.status}")
-        docs, token = await self.runtime.store.executions.list(
+        docs, token = await self.runtime.store.executions.list_page(
             status=status,
             workflow_id=request.workflow_id or None,
             page_size=_page_size(request.page_size),
             page_token=request.page_token or None,
         )
-        return pb.ListExecutionsResponse(executions=[convert.execution_pb(d) for d in docs], next_page_token=token or "")
+        return pb.ListExecutionsResponse(
+            executions=[convert.execution_pb(d) for d in docs], next_page_token=token or ""
+        )
 
     @rpc
     async def CancelExecution(self, request: pb.CancelExecutionRequest, context: Any) -> pb.Execution:
         doc = await self._execution(request.execution_id)
         if doc["status"] not in CANCELLABLE:
-            raise conflict(f"execution {request.execution_id!r} is {doc['status']}; only queued, running or waiting ones can be cancelled", reason="not_cancellable")
+            raise conflict(
+                f"execution {request.execution_id!r} is {doc['status']}; "
+                "only queued, running or waiting executions can be cancelled",
+                reason="not_cancellable",
+            )
         now = now_ms()
         fields = {
             "status": "cancelled",
             "finishedAt": now,
             "updatedAt": now,
-            "error": f"cancelled by {request.cancelled_by or 'anonymous'}" + (f": {request.reason}" if request.reason else ""),
+            "error": f"cancelled by {request.cancelled_by or 'anonymous'}"
+            + (f": {request.reason}" if request.reason else ""),
             "lastPause": doc.get("pause") or doc.get("lastPause"),
             "pause": None,
             "wakeAt": None,
@@ -171,7 +180,9 @@ class RunnerService(pb_grpc.RunnerServiceServicer):
         }
         if not await self.runtime.store.executions.set_fields(request.execution_id, {"status": doc["status"]}, fields):
             current = await self._execution(request.execution_id)
-            raise conflict(f"execution {request.execution_id!r} changed while cancelling; it is now {current['status']}")
+            raise conflict(
+                f"execution {request.execution_id!r} changed while cancelling; it is now {current['status']}"
+            )
         return convert.execution_pb(await self._execution(request.execution_id))
 
     # -- workflows --------------------------------------------------------------------------------
@@ -194,7 +205,7 @@ class RunnerService(pb_grpc.RunnerServiceServicer):
 
     @rpc
     async def ListWorkflows(self, request: pb.ListWorkflowsRequest, context: Any) -> pb.ListWorkflowsResponse:
-        docs, token = await self.workflows.store.list(
+        docs, token = await self.workflows.store.list_page(
             include_archived=request.include_archived,
             page_size=_page_size(request.page_size),
             page_token=request.page_token or None,
@@ -219,7 +230,10 @@ class RunnerService(pb_grpc.RunnerServiceServicer):
         )
         versions = [
             pb.WorkflowVersion(
-                version=d["version"], change_note=d.get("changeNote", ""), saved_by=d.get("savedBy", ""), saved_at_ms=d["savedAt"]
+                version=d["version"],
+                change_note=d.get("changeNote", ""),
+                saved_by=d.get("savedBy", ""),
+                saved_at_ms=d["savedAt"],
             )
             for d in docs
         ]
@@ -252,7 +266,10 @@ class RunnerService(pb_grpc.RunnerServiceServicer):
     async def MigrateExecution(self, request: pb.MigrateExecutionRequest, context: Any) -> pb.Execution:
         doc = await self._execution(request.execution_id)
         if doc["status"] != "waiting" or not doc.get("pause"):
-            raise conflict(f"execution {request.execution_id!r} is {doc['status']}; only waiting executions can be migrated", reason="not_waiting")
+            raise conflict(
+                f"execution {request.execution_id!r} is {doc['status']}; only waiting executions can be migrated",
+                reason="not_waiting",
+            )
         current = await self.workflows.get(doc["workflowId"])
         pause = doc["pause"]
         top_node = pause["key"].split("/")[0]
@@ -261,7 +278,10 @@ class RunnerService(pb_grpc.RunnerServiceServicer):
         new_nodes = {n["id"]: n["type"] for n in current["definition"]["nodes"]}
         for node_id in paused:
             if node_id not in new_nodes:
-                raise conflict(f"version {current['version']} has no node {node_id!r}, where the execution waits", reason="migrate_refused")
+                raise conflict(
+                    f"version {current['version']} has no node {node_id!r}, where the execution waits",
+                    reason="migrate_refused",
+                )
             if new_nodes[node_id] != old_nodes.get(node_id):
                 raise conflict(
                     f"node {node_id!r} is {old_nodes.get(node_id)} in version {doc['workflowVersion']} but "
@@ -272,8 +292,12 @@ class RunnerService(pb_grpc.RunnerServiceServicer):
         moved = await self.runtime.store.executions.set_fields(
             request.execution_id,
             {"status": "waiting", "workflowVersion": doc["workflowVersion"], "pause.key": pause["key"]},
-            {"workflowVersion": current["version"], "workflowSnapshot": current["definition"],
-             "migratedFrom": doc["workflowVersion"], "updatedAt": now_ms()},
+            {
+                "workflowVersion": current["version"],
+                "workflowSnapshot": current["definition"],
+                "migratedFrom": doc["workflowVersion"],
+                "updatedAt": now_ms(),
+            },
         )
         if not moved:
             raise conflict(f"execution {request.execution_id!r} changed while migrating; try again")
@@ -298,7 +322,9 @@ class RunnerService(pb_grpc.RunnerServiceServicer):
         if not request.type or not request.key:
             raise invalid("an event needs a type and a key")
         data = loads(request.data_json, "data_json")
-        return pb.SendEventResponse(resumed_execution_ids=await send_event(self.runtime, request.type, request.key, data))
+        return pb.SendEventResponse(
+            resumed_execution_ids=await send_event(self.runtime, request.type, request.key, data)
+        )
 
     @rpc
     async def Health(self, request: pb.HealthRequest, context: Any) -> pb.HealthResponse:

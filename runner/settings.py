@@ -156,7 +156,9 @@ class Settings:
             http_host=_read(env, "SMARTBOTIC_HTTP_HOST", str, d.http_host),
             http_port=_read(env, "SMARTBOTIC_HTTP_PORT", _parse_port, d.http_port),
             runner_target=_read(env, "SMARTBOTIC_RUNNER_TARGET", _parse_host_port, d.runner_target),
-            nodes_dir=Path(_read(env, "SMARTBOTIC_NODES_DIR", str, str(Path(__file__).resolve().parent.parent / "nodes"))),
+            nodes_dir=Path(
+                _read(env, "SMARTBOTIC_NODES_DIR", str, str(Path(__file__).resolve().parent.parent / "nodes"))
+            ),
             fs_roots=roots,
             allow_exec=_read(env, "SMARTBOTIC_ALLOW_EXEC", _parse_bool, d.allow_exec),
             max_output_bytes=_read(env, "SMARTBOTIC_MAX_OUTPUT_BYTES", _positive(int), d.max_output_bytes),
@@ -168,7 +170,9 @@ class Settings:
             pause_grace_days=_read(env, "SMARTBOTIC_PAUSE_GRACE_DAYS", _positive(float), d.pause_grace_days),
             api_keys=_read(env, "SMARTBOTIC_API_KEYS", _parse_api_keys, {}),
             workers=_read(env, "SMARTBOTIC_WORKERS", _positive(int), d.workers),
-            node_timeout_seconds=_read(env, "SMARTBOTIC_NODE_TIMEOUT_SECONDS", _positive(float), d.node_timeout_seconds),
+            node_timeout_seconds=_read(
+                env, "SMARTBOTIC_NODE_TIMEOUT_SECONDS", _positive(float), d.node_timeout_seconds
+            ),
             node_memory_mb=_read(env, "SMARTBOTIC_NODE_MEMORY_MB", _positive(int), d.node_memory_mb),
             lease_seconds=_read(env, "SMARTBOTIC_LEASE_SECONDS", _positive(float), d.lease_seconds),
             poll_interval_seconds=_read(

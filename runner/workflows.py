@@ -61,7 +61,9 @@ class Workflows:
             raise invalid("a workflow must be a JSON object")
         if workflow_id:
             if body.get("id") not in (None, workflow_id):
-                raise invalid(f"the body's id {body.get('id')!r} differs from the workflow id {workflow_id!r} in the path")
+                raise invalid(
+                    f"the body's id {body.get('id')!r} differs from the workflow id {workflow_id!r} in the path"
+                )
             body = {**body, "id": workflow_id}
         wf_id = body.get("id")
         if not isinstance(wf_id, str) or not wf_id:

@@ -11,6 +11,7 @@ Database round trips per execution are read from the server's
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import socket
@@ -70,31 +71,66 @@ def _wait_port(port: int, proc: subprocess.Popen[bytes], what: str) -> None:
 
 
 @contextmanager
-def own_stack(*, runners: int = 1, webserver: bool = False, env_extra: dict[str, str] | None = None) -> Iterator[Target]:
+def own_stack(
+    *, runners: int = 1, webserver: bool = False, env_extra: dict[str, str] | None = None
+) -> Iterator[Target]:
     procs: list[subprocess.Popen[bytes]] = []
     tmp = tempfile.mkdtemp(prefix="smartbotic-bench-")
     try:
         mport = free_port()
-        procs.append(subprocess.Popen([str(Path(sys.executable).parent / "secantusd-py"), "--host", "127.0.0.1",
-                                       "--port", str(mport), "--storage-path", f"{tmp}/mongo", "--log-level", "WARNING"]))
+        procs.append(
+            subprocess.Popen(
+                [
+                    str(Path(sys.executable).parent / "secantusd-py"),
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(mport),
+                    "--storage-path",
+                    f"{tmp}/mongo",
+                    "--log-level",
+                    "WARNING",
+                ]
+            )
+        )
         _wait_port(mport, procs[-1], "embedded MongoDB")
         uri = f"mongodb://127.0.0.1:{mport}/?directConnection=true"
-        base = {**os.environ, "MONGODB_URI": uri, "SMARTBOTIC_DATABASE": "bench", "SMARTBOTIC_DATA_DIR": tmp,
-                "SMARTBOTIC_SEED_EXAMPLES": "0", **(env_extra or {})}
+        base = {
+            **os.environ,
+            "MONGODB_URI": uri,
+            "SMARTBOTIC_DATABASE": "bench",
+            "SMARTBOTIC_DATA_DIR": tmp,
+            "SMARTBOTIC_SEED_EXAMPLES": "0",
+            **(env_extra or {}),
+        }
         targets = []
         for i in range(runners):
             gport = free_port()
             env = {**base, "SMARTBOTIC_GRPC_ADDR": f"127.0.0.1:{gport}", "SMARTBOTIC_RUNNER_ID": f"bench{i}"}
-            procs.append(subprocess.Popen([sys.executable, "-m", "runner"], cwd=ROOT, env=env,
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "runner"],
+                    cwd=ROOT,
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
             _wait_port(gport, procs[-1], "runner")
             targets.append(f"127.0.0.1:{gport}")
         http_url = ""
         if webserver:
             hport = free_port()
             env = {**base, "SMARTBOTIC_HTTP_PORT": str(hport), "SMARTBOTIC_RUNNER_TARGET": targets[0]}
-            procs.append(subprocess.Popen([sys.executable, "-m", "webserver"], cwd=ROOT, env=env,
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "webserver"],
+                    cwd=ROOT,
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
             _wait_port(hport, procs[-1], "webserver")
             http_url = f"http://127.0.0.1:{hport}"
         yield Target(targets[0], uri, "bench", http_url)
@@ -107,17 +143,26 @@ def own_stack(*, runners: int = 1, webserver: bool = False, env_extra: dict[str,
 
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
 
 
 def linear_code_workflow(n: int) -> dict[str, Any]:
     nodes: list[dict[str, Any]] = [{"id": "start", "type": "triggers/manual", "config": {}}]
     for i in range(n):
-        nodes.append({"id": f"n{i}", "type": "core/code",
-                      "config": {"code": "def main(input):\n    return {'i': input.get('i', 0) + 1}"}})
+        nodes.append(
+            {
+                "id": f"n{i}",
+                "type": "core/code",
+                "config": {"code": "def main(input):\n    return {'i': input.get('i', 0) + 1}"},
+            }
+        )
     ids = [x["id"] for x in nodes]
-    return {"id": "bench-engine", "name": "bench engine", "nodes": nodes,
-            "connections": [{"from": a, "to": b} for a, b in zip(ids, ids[1:], strict=False)]}
+    return {
+        "id": "bench-engine",
+        "name": "bench engine",
+        "nodes": nodes,
+        "connections": [{"from": a, "to": b} for a, b in itertools.pairwise(ids)],
+    }
 
 
 def workload_engine(target: Target, args: argparse.Namespace) -> dict[str, Any]:
@@ -126,8 +171,9 @@ def workload_engine(target: Target, args: argparse.Namespace) -> dict[str, Any]:
     stub = target.stub
     wf = linear_code_workflow(n)
     stub.SaveWorkflow(pb.SaveWorkflowRequest(workflow_json=json.dumps(wf)))
-    req = pb.ExecuteWorkflowRequest(workflow_id="bench-engine", input_json="{}", wait_for_completion=True,
-                                    timeout_ms=60000)
+    req = pb.ExecuteWorkflowRequest(
+        workflow_id="bench-engine", input_json="{}", wait_for_completion=True, timeout_ms=60000
+    )
     for _ in range(3):  # warm up workers and caches
         stub.ExecuteWorkflow(req)
     per_node: list[float] = []
@@ -145,7 +191,9 @@ def workload_engine(target: Target, args: argparse.Namespace) -> dict[str, Any]:
     for r in detail["results"].values():
         node_ms.append(r["finishedAt"] - r["startedAt"])
     return {
-        "workload": "engine", "nodes": n + 1, "runs": args.runs,
+        "workload": "engine",
+        "nodes": n + 1,
+        "runs": args.runs,
         "ms_per_node_median": round(statistics.median(per_node), 3),
         "ms_per_node_p99": round(pct(per_node, 99), 3),
         "ms_per_execution_median": round(statistics.median(per_node) * (n + 1), 1),

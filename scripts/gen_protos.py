@@ -46,7 +46,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         generate(Path(tmp))
         if opts.check:
-            stale = [f for f in FILES if not (OUT / f).exists() or not filecmp.cmp(Path(tmp) / f, OUT / f, shallow=False)]
+            stale = [
+                f for f in FILES if not (OUT / f).exists() or not filecmp.cmp(Path(tmp) / f, OUT / f, shallow=False)
+            ]
             if stale:
                 print(f"generated protobuf code is stale: {', '.join(stale)}; run python scripts/gen_protos.py")
                 return 1
@@ -55,7 +57,9 @@ def main() -> int:
         OUT.mkdir(parents=True, exist_ok=True)
         for f in FILES:
             shutil.copy(Path(tmp) / f, OUT / f)
-        (OUT / "__init__.py").write_text('"""Generated from proto/workflow.proto by scripts/gen_protos.py. Do not edit."""\n')
+        (OUT / "__init__.py").write_text(
+            '"""Generated from proto/workflow.proto by scripts/gen_protos.py. Do not edit."""\n'
+        )
     print(f"wrote {', '.join(FILES)} to {OUT.relative_to(ROOT)}")
     return 0
 

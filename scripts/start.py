@@ -53,8 +53,17 @@ def main() -> int:
             data = settings.data_dir / "mongo"
             data.mkdir(parents=True, exist_ok=True)
             exe = Path(sys.executable).parent / "secantusd-py"
-            cmd = [str(exe), "--host", "127.0.0.1", "--port", str(mongo_port), "--storage-path", str(data),
-                   "--log-level", "WARNING"]
+            cmd = [
+                str(exe),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(mongo_port),
+                "--storage-path",
+                str(data),
+                "--log-level",
+                "WARNING",
+            ]
             procs.append(("mongodb", subprocess.Popen(cmd)))
             wait_port("127.0.0.1", mongo_port, procs[-1][1], "the embedded MongoDB server")
             env["MONGODB_URI"] = f"mongodb://127.0.0.1:{mongo_port}/?directConnection=true"
@@ -65,8 +74,11 @@ def main() -> int:
         env.setdefault("SMARTBOTIC_RUNNER_TARGET", settings.grpc_addr)
         procs.append(("webserver", subprocess.Popen([sys.executable, "-m", "webserver"], cwd=ROOT, env=env)))
         wait_port(settings.http_host, settings.http_port, procs[-1][1], "the webserver")
-        print(f"start: ready: http://{settings.http_host}:{settings.http_port} (REST /api/v1, webhooks /webhook/<path>),"
-              f" gRPC {settings.grpc_addr}. Ctrl-C stops everything.", flush=True)
+        print(
+            f"start: ready: http://{settings.http_host}:{settings.http_port} (REST /api/v1, webhooks /webhook/<path>),"
+            f" gRPC {settings.grpc_addr}. Ctrl-C stops everything.",
+            flush=True,
+        )
         signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
         while all(p.poll() is None for _, p in procs):
             time.sleep(0.5)

@@ -1,6 +1,6 @@
 """Wait for Approval
 
-@description Pauses until a person approves or rejects over REST (or the pause expires); outputs approved, rejected, timeout
+@description Pauses until a person approves or rejects over REST, or the pause expires
 """
 
 CONFIG = {

@@ -5,7 +5,12 @@
 
 CONFIG = {
     "eventType": {"type": "string", "minLength": 1, "required": True},
-    "key": {"type": "string", "minLength": 1, "required": True, "description": "correlation key, e.g. {{input.body.orderId}}"},
+    "key": {
+        "type": "string",
+        "minLength": 1,
+        "required": True,
+        "description": "correlation key, e.g. {{input.body.orderId}}",
+    },
     "timeout": {"type": "string", "default": "1d", "description": "e.g. 30m, 12h, 7d; at most 30d"},
     "onTimeout": {"type": "string", "enum": ["fail", "continue", "route"], "default": "fail"},
 }
@@ -43,7 +48,8 @@ def resume(ctx, answer):
     if answer["timeout"]:
         policy = ctx.config.get("onTimeout", "fail")
         if policy == "fail":
-            raise RuntimeError("event " + ctx.config["eventType"] + " did not arrive; timed out at " + str(answer["expiresAtIso"]))
+            event_type = ctx.config["eventType"]
+            raise RuntimeError("event " + event_type + " did not arrive; timed out at " + str(answer["expiresAtIso"]))
         if policy == "route":
             return {"_branch": "timeout", "timedOut": True}
         return {"timedOut": True, "event": None}

@@ -1,6 +1,6 @@
 """Wait
 
-@description Pauses durably for a duration (15m, 2h, 1d), until an ISO time, or until the next HH:MM UTC; any runner continues it
+@description Pauses durably for a duration (15m, 2h, 1d), until an ISO time, or until the next HH:MM UTC
 """
 
 CONFIG = {

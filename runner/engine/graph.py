@@ -79,7 +79,9 @@ def config_errors(nt: NodeType, config: Mapping[str, JSON], *, allow_templates: 
     instance = dict(config)
     if allow_templates:
         for k in [k for k, v in instance.items() if has_template(v)]:
-            instance[k] = _placeholder(validator.schema["properties"].get(k, {}), instance[k])
+            schema: Any = validator.schema
+            props: dict[str, Any] = schema["properties"]
+            instance[k] = _placeholder(props.get(k, {}), instance[k])
     problems = []
     for err in sorted(validator.iter_errors(instance), key=lambda e: list(e.path)):
         where = ".".join(str(p) for p in err.path) or "config"

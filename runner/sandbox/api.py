@@ -50,10 +50,10 @@ class FsApi(_HostApi):
 
     __slots__ = ()
 
-    def readFile(self, path: str) -> JSON:  # noqa: N802 - the names are the node API
+    def readFile(self, path: str) -> JSON:
         return self._call("fs.readFile", (path,))
 
-    def writeFile(self, path: str, data: str) -> JSON:  # noqa: N802
+    def writeFile(self, path: str, data: str) -> JSON:
         return self._call("fs.writeFile", (path, data))
 
     def exists(self, path: str) -> JSON:
@@ -130,7 +130,7 @@ class Collection(_HostApi):
     def find(self, filter: JSON = None, sort: JSON = None, limit: int | None = None) -> JSON:
         return self._call("db.find", (self._name,), (filter, sort, limit))
 
-    def findOne(self, filter: JSON = None) -> JSON:  # noqa: N802
+    def findOne(self, filter: JSON = None) -> JSON:
         return self._call("db.findOne", (self._name,), (filter,))
 
     def delete(self, filter: JSON) -> JSON:
@@ -156,7 +156,7 @@ class UtilsApi:
 
     __slots__ = ()
 
-    def getFieldValue(self, obj: JSON, path: JSON, default: JSON = None) -> JSON:  # noqa: N802
+    def getFieldValue(self, obj: JSON, path: JSON, default: JSON = None) -> JSON:
         return get_field_value(obj, path, default)
 
 
@@ -208,7 +208,7 @@ class NodeContext:
         self.execution = data.get("execution")
         self._run_code = run_code
 
-    def runCode(self, value: JSON) -> JSON:  # noqa: N802
+    def runCode(self, value: JSON) -> JSON:
         """Run the node's user code: its ``main(value)``, and return what it returns."""
         if self._run_code is None:
             raise RuntimeError("ctx.runCode: this node has no user code")

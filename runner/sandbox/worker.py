@@ -40,8 +40,8 @@ class PipeChannel:
             raise SmartboticError(
                 f"smartbotic.{method}: the arguments are {len(data)} bytes of JSON, above the {self._max_args}-byte limit"
             )
-        self._send(b'{"call":' + protocol.encode_value(method) + b',"args":' + data + b"}")
-        reply = self._receive()
+        self.send(b'{"call":' + protocol.encode_value(method) + b',"args":' + data + b"}")
+        reply = self.receive()
         if "ok" in reply:
             return reply["ok"]
         error = reply.get("error")
@@ -49,13 +49,13 @@ class PipeChannel:
             raise SmartboticError(error)
         _leave()  # the runner broke the protocol: nothing sensible left to do
 
-    def _send(self, frame: bytes) -> None:
+    def send(self, frame: bytes) -> None:
         try:
             self._conn.send_bytes(frame)
         except OSError:
             _leave()  # the runner is gone
 
-    def _receive(self) -> dict[str, Any]:
+    def receive(self) -> dict[str, Any]:
         try:
             return protocol.decode(self._conn.recv_bytes(self._max_reply))
         except (EOFError, OSError, protocol.ProtocolError):
@@ -68,7 +68,7 @@ def _serve(conn: Connection, limits: SandboxLimits) -> None:
     budget = protocol.cpu_budget(limits)
     out_of_memory = protocol.encode({"fail": memory_message(limits), "logs": [], "retire": True})
     while True:
-        task = channel._receive().get("task")
+        task = channel.receive().get("task")
         if not isinstance(task, dict):
             _leave()
         set_cpu_budget(budget)
@@ -79,7 +79,7 @@ def _serve(conn: Connection, limits: SandboxLimits) -> None:
         except BaseException as exc:  # a defect here, not in the script: report it and make way for a fresh worker
             frame, retire = protocol.encode({"fail": f"sandbox worker error: {exc!r}", "logs": [], "retire": True}), True
         del task
-        channel._send(frame)
+        channel.send(frame)
         if retire:
             _leave()
 

@@ -31,7 +31,9 @@ INDEXES: dict[str, list[IndexModel]] = {
     ],
     SCHEDULE_FIRES: [
         IndexModel(
-            [("workflowId", ASCENDING), ("nodeId", ASCENDING), ("minute", ASCENDING)], name="once_per_minute", unique=True
+            [("workflowId", ASCENDING), ("nodeId", ASCENDING), ("minute", ASCENDING)],
+            name="once_per_minute",
+            unique=True,
         ),
         IndexModel([("expireAt", ASCENDING)], name="ttl", expireAfterSeconds=0),
     ],

@@ -123,7 +123,9 @@ class ExecutionStore:
         """Store settled node results. False: the execution is no longer ours (cancelled or taken over)."""
         update: dict[str, JSON] = {f"results.{k}": r.to_doc() for k, r in results.items()}
         update.update(extra or {})
-        res = await self.col.update_one({"_id": execution_id, "status": "running", "lease.owner": owner}, {"$set": update})
+        res = await self.col.update_one(
+            {"_id": execution_id, "status": "running", "lease.owner": owner}, {"$set": update}
+        )
         return res.matched_count == 1
 
     async def finish(
@@ -193,11 +195,13 @@ class ExecutionStore:
         res = await self.col.update_many({"status": "running", "lease.owner": owner}, {"$set": {"lease.until": until}})
         return res.modified_count
 
-    async def find_ids(self, query: dict[str, JSON], *, sort: list[tuple[str, int]], limit: int) -> list[dict[str, Any]]:
+    async def find_ids(
+        self, query: dict[str, JSON], *, sort: list[tuple[str, int]], limit: int
+    ) -> list[dict[str, Any]]:
         cursor = self.col.find(query, {"_id": 1, "status": 1, "pause": 1, "lease": 1, "wakeAt": 1})
         return await cursor.sort(sort).limit(limit).to_list(limit)
 
-    async def list(
+    async def list_page(
         self, *, status: str | None, workflow_id: str | None, page_size: int, page_token: str | None
     ) -> tuple[list[dict[str, Any]], str | None]:
         """Newest first (by waitingSince for waiting executions), keyset-paginated."""

@@ -12,7 +12,9 @@ from ..engine.model import JSON
 from .collections import WORKFLOW_VERSIONS, WORKFLOWS
 from .executions import decode_page_token, encode_page_token
 
-READ_ONLY = frozenset({"version", "createdAt", "updatedAt", "archived", "archivedAt", "builtin", "changeNote", "savedBy"})
+READ_ONLY = frozenset(
+    {"version", "createdAt", "updatedAt", "archived", "archivedAt", "builtin", "changeNote", "savedBy"}
+)
 TOGGLES = frozenset({"active"})
 
 
@@ -63,7 +65,7 @@ class WorkflowStore:
     async def get(self, workflow_id: str) -> dict[str, Any] | None:
         return await self.col.find_one({"_id": workflow_id})
 
-    async def list(
+    async def list_page(
         self, *, include_archived: bool, page_size: int, page_token: str | None
     ) -> tuple[list[dict[str, Any]], str | None]:
         query: dict[str, JSON] = {} if include_archived else {"archived": {"$ne": True}}

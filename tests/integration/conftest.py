@@ -137,7 +137,13 @@ class Stack:
         return proc, url
 
     def http(
-        self, method: str, path: str, body: Any = None, *, headers: dict[str, str] | None = None, raw: bytes | None = None
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        headers: dict[str, str] | None = None,
+        raw: bytes | None = None,
     ) -> tuple[int, dict[str, str], Any]:
         """One real HTTP request to the webserver: (status, headers, parsed JSON body or text)."""
         data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from typing import Any
@@ -9,10 +10,17 @@ from typing import Any
 from runner._proto import workflow_pb2 as pb
 from runner._proto import workflow_pb2_grpc
 
-STATUS = {v: k for k, v in {
-    "pending": pb.EXECUTION_STATUS_PENDING, "running": pb.EXECUTION_STATUS_RUNNING,
-    "completed": pb.EXECUTION_STATUS_COMPLETED, "failed": pb.EXECUTION_STATUS_FAILED,
-    "cancelled": pb.EXECUTION_STATUS_CANCELLED, "waiting": pb.EXECUTION_STATUS_WAITING}.items()}
+STATUS = {
+    v: k
+    for k, v in {
+        "pending": pb.EXECUTION_STATUS_PENDING,
+        "running": pb.EXECUTION_STATUS_RUNNING,
+        "completed": pb.EXECUTION_STATUS_COMPLETED,
+        "failed": pb.EXECUTION_STATUS_FAILED,
+        "cancelled": pb.EXECUTION_STATUS_CANCELLED,
+        "waiting": pb.EXECUTION_STATUS_WAITING,
+    }.items()
+}
 
 
 def node(node_id: str, type_: str, **config: Any) -> dict[str, Any]:
@@ -24,17 +32,29 @@ def code(node_id: str, body: str) -> dict[str, Any]:
 
 
 def chain(*ids: str) -> list[dict[str, str]]:
-    return [{"from": a, "to": b} for a, b in zip(ids, ids[1:], strict=False)]
+    return [{"from": a, "to": b} for a, b in itertools.pairwise(ids)]
 
 
-def workflow(wf_id: str, nodes: list[dict[str, Any]], connections: list[dict[str, Any]] | None = None,
-             **extra: Any) -> dict[str, Any]:
-    return {"id": wf_id, "name": wf_id.replace("-", " "), "nodes": nodes,
-            "connections": connections if connections is not None else chain(*[n["id"] for n in nodes]), **extra}
+def workflow(
+    wf_id: str, nodes: list[dict[str, Any]], connections: list[dict[str, Any]] | None = None, **extra: Any
+) -> dict[str, Any]:
+    return {
+        "id": wf_id,
+        "name": wf_id.replace("-", " "),
+        "nodes": nodes,
+        "connections": connections if connections is not None else chain(*[n["id"] for n in nodes]),
+        **extra,
+    }
 
 
-def execute(stub: workflow_pb2_grpc.RunnerServiceStub, wf: dict[str, Any] | str, input_: Any = None, *,
-            wait: bool = True, timeout_ms: int = 30000) -> pb.ExecutionReply:
+def execute(
+    stub: workflow_pb2_grpc.RunnerServiceStub,
+    wf: dict[str, Any] | str,
+    input_: Any = None,
+    *,
+    wait: bool = True,
+    timeout_ms: int = 30000,
+) -> pb.ExecutionReply:
     req = pb.ExecuteWorkflowRequest(input_json=json.dumps(input_), wait_for_completion=wait, timeout_ms=timeout_ms)
     if isinstance(wf, str):
         req.workflow_id = wf
@@ -52,8 +72,9 @@ def detail(stub: workflow_pb2_grpc.RunnerServiceStub, execution_id: str) -> dict
     return dict(json.loads(got.detail_json))
 
 
-def wait_status(stub: workflow_pb2_grpc.RunnerServiceStub, execution_id: str, *statuses: str,
-                seconds: float = 30) -> dict[str, Any]:
+def wait_status(
+    stub: workflow_pb2_grpc.RunnerServiceStub, execution_id: str, *statuses: str, seconds: float = 30
+) -> dict[str, Any]:
     end = time.monotonic() + seconds
     while True:
         d = detail(stub, execution_id)

@@ -10,18 +10,21 @@ import grpc
 import pytest
 
 from runner._proto import workflow_pb2 as pb
+from tests.conftest import ROOT
 
 from .conftest import Stack
 from .helpers import STATUS, code, detail, execute, node, save, wait_status, workflow
-from tests.conftest import ROOT
 
 
 def test_inline_workflow_runs_every_node_in_the_sandbox_and_is_stored(stack: Stack) -> None:
-    wf = workflow("hello", [
-        node("start", "triggers/manual"),
-        code("double", "def main(input):\n    return {'n': input['n'] * 2, 'pid_hidden': True}"),
-        node("label", "core/set", values={"label": "n is {{steps.double.n}}"}),
-    ])
+    wf = workflow(
+        "hello",
+        [
+            node("start", "triggers/manual"),
+            code("double", "def main(input):\n    return {'n': input['n'] * 2, 'pid_hidden': True}"),
+            node("label", "core/set", values={"label": "n is {{steps.double.n}}"}),
+        ],
+    )
     reply = execute(stack.stub, wf, {"n": 21})
     assert STATUS[reply.status] == "completed", reply.error
     assert json.loads(reply.output_json) == {"n": 42, "pid_hidden": True, "label": "n is 42"}
@@ -33,8 +36,11 @@ def test_inline_workflow_runs_every_node_in_the_sandbox_and_is_stored(stack: Sta
 
 
 def test_invalid_workflow_is_invalid_argument_listing_every_problem(stack: Stack) -> None:
-    wf = workflow("bad", [node("a", "core/nope"), node("a", "core/noop"), node("b", "core/set", values=3)],
-                  [{"from": "a", "to": "ghost"}])
+    wf = workflow(
+        "bad",
+        [node("a", "core/nope"), node("a", "core/noop"), node("b", "core/set", values=3)],
+        [{"from": "a", "to": "ghost"}],
+    )
     with pytest.raises(grpc.RpcError) as info:
         execute(stack.stub, wf)
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
@@ -44,9 +50,11 @@ def test_invalid_workflow_is_invalid_argument_listing_every_problem(stack: Stack
 
 
 def test_unknown_ids_are_not_found(stack: Stack) -> None:
-    for call in (lambda: execute(stack.stub, "no-such-workflow"),
-                 lambda: stack.stub.GetExecution(pb.GetExecutionRequest(execution_id="nope"), timeout=10),
-                 lambda: stack.stub.GetWorkflow(pb.GetWorkflowRequest(workflow_id="nope"), timeout=10)):
+    for call in (
+        lambda: execute(stack.stub, "no-such-workflow"),
+        lambda: stack.stub.GetExecution(pb.GetExecutionRequest(execution_id="nope"), timeout=10),
+        lambda: stack.stub.GetWorkflow(pb.GetWorkflowRequest(workflow_id="nope"), timeout=10),
+    ):
         with pytest.raises(grpc.RpcError) as info:
             call()
         assert info.value.code() == grpc.StatusCode.NOT_FOUND
@@ -54,13 +62,17 @@ def test_unknown_ids_are_not_found(stack: Stack) -> None:
 
 
 def test_a_node_that_loops_forever_fails_only_itself(stack: Stack) -> None:
-    wf = workflow("spin", [node("start", "triggers/manual"), code("spin", "def main(input):\n    while True:\n        pass")])
+    wf = workflow(
+        "spin", [node("start", "triggers/manual"), code("spin", "def main(input):\n    while True:\n        pass")]
+    )
     wf["nodes"][1]["timeoutSeconds"] = 1
     reply = execute(stack.stub, wf, {})
     assert STATUS[reply.status] == "failed"
     assert reply.error_node_id == "spin"
     assert "time limit" in reply.error
-    ok = execute(stack.stub, workflow("after", [node("start", "triggers/manual"), code("c", "def main(input):\n    return 7")]))
+    ok = execute(
+        stack.stub, workflow("after", [node("start", "triggers/manual"), code("c", "def main(input):\n    return 7")])
+    )
     assert STATUS[ok.status] == "completed" and json.loads(ok.output_json) == 7
 
 
@@ -77,7 +89,9 @@ def test_stored_workflow_runs_pinned_to_its_version(stack: Stack) -> None:
 
 
 def test_queued_execution_is_claimed_and_completed(stack: Stack) -> None:
-    wf = workflow("queued", [node("start", "triggers/manual"), code("c", "def main(input):\n    return {'got': input}")])
+    wf = workflow(
+        "queued", [node("start", "triggers/manual"), code("c", "def main(input):\n    return {'got': input}")]
+    )
     reply = execute(stack.stub, wf, {"x": 1}, wait=False)
     assert STATUS[reply.status] == "pending"
     done = wait_status(stack.stub, reply.execution_id, "completed", "failed")
@@ -88,7 +102,9 @@ def test_queued_execution_is_claimed_and_completed(stack: Stack) -> None:
 def nodes_copy(tmp_path: Path) -> Path:
     target = tmp_path / "nodes"
     shutil.copytree(ROOT / "nodes", target)
-    (target / "core" / "broken.py").write_text('"""Broken\n\n@description broken\n"""\ndef execute(ctx)\n    return 1\n')
+    (target / "core" / "broken.py").write_text(
+        '"""Broken\n\n@description broken\n"""\ndef execute(ctx)\n    return 1\n'
+    )
     return target
 
 
@@ -104,5 +120,7 @@ def test_a_broken_node_script_is_reported_with_file_and_line_and_the_runner_serv
     with pytest.raises(grpc.RpcError) as info:
         execute(stack.stub, workflow("uses-broken", [node("start", "triggers/manual"), node("b", "core/broken")]))
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "broken" in info.value.details()
-    ok = execute(stack.stub, workflow("fine", [node("start", "triggers/manual"), node("s", "core/set", values={"a": 1})]), {})
+    ok = execute(
+        stack.stub, workflow("fine", [node("start", "triggers/manual"), node("s", "core/set", values={"a": 1})]), {}
+    )
     assert STATUS[ok.status] == "completed"

@@ -33,10 +33,12 @@ def passthrough(call: NodeCall) -> Any:
     return call.input
 
 
-def node_type(name: str, outputs: tuple[str, ...] = ("main",), config: dict[str, Any] | None = None,
-              has_resume: bool = False) -> NodeType:
-    return NodeType(name, f"nodes/{name}.py", f"# {name}", config_schema=config or {}, outputs=outputs,
-                    has_resume=has_resume)
+def node_type(
+    name: str, outputs: tuple[str, ...] = ("main",), config: dict[str, Any] | None = None, has_resume: bool = False
+) -> NodeType:
+    return NodeType(
+        name, f"nodes/{name}.py", f"# {name}", config_schema=config or {}, outputs=outputs, has_resume=has_resume
+    )
 
 
 class Kit:
@@ -77,8 +79,15 @@ class Kit:
     async def sleep(self, seconds: float) -> None:
         self.slept.append(seconds)
 
-    async def run(self, wf: dict[str, Any], input_: Any = None, *, state: ExecutionState | None = None,
-                  resume: Any = None, limits: EngineLimits | None = None) -> tuple[ExecutionState, Walker]:
+    async def run(
+        self,
+        wf: dict[str, Any],
+        input_: Any = None,
+        *,
+        state: ExecutionState | None = None,
+        resume: Any = None,
+        limits: EngineLimits | None = None,
+    ) -> tuple[ExecutionState, Walker]:
         graph = build_graph(wf, self.types)
         walker = Walker(graph, self.types, self.run_node, self, limits or EngineLimits())
         state = state or ExecutionState(id="e1", workflow=wf, workflowVersion=1, input=input_, startedAt=self.now_ms())
