@@ -17,6 +17,7 @@ import logging
 from typing import Any
 
 from .engine.model import ResumeAnswer
+from .resume import spent_record
 from .runtime import Runtime, now_ms
 
 log = logging.getLogger(__name__)
@@ -77,12 +78,12 @@ class Background:
         doc: dict[str, Any],
         expected: dict[str, Any],
         resume: ResumeAnswer | None,
-        extra: dict[str, Any] | None = None,
+        spent: dict[str, Any] | None = None,
     ) -> bool:
         store = self.runtime.store.executions
         lease = self.runtime.lease()
         if not await store.claim(
-            doc["_id"], expected, owner=self.runtime.runner_id, lease_until=lease["until"], now_ms=now_ms(), extra=extra
+            doc["_id"], expected, owner=self.runtime.runner_id, lease_until=lease["until"], now_ms=now_ms(), spent=spent
         ):
             return False
         full = await store.get(doc["_id"])
@@ -110,15 +111,15 @@ class Background:
                 continue
             expected = {"status": "waiting", "pause.key": key, "wakeAt": doc.get("wakeAt")}
             kind = pause.get("kind")
-            extra = None
+            spent = None
             if kind in ("approval", "event"):
                 answer = ResumeAnswer(key=key, by="timeout", at=now, timeout=True, expiresAt=pause.get("expiresAt"))
-                extra = {"lastPause": {**pause, "expired": True, "answeredAt": now, "answeredBy": "timeout"}}
+                spent = spent_record(pause, now=now, by="timeout", expired=True)
             elif kind == "timer":
                 answer = ResumeAnswer(key=key, payload={"wokeAt": now}, by="timer", at=now)
             else:
                 answer = ResumeAnswer(key=key)
-            if await self._claim_and_run(doc, expected, answer, extra):
+            if await self._claim_and_run(doc, expected, answer, spent):
                 log.info("execution %s: %s pause at %s ended (due)", doc["_id"], kind, key)
 
     async def take_over_lapsed(self) -> None:

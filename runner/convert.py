@@ -86,7 +86,6 @@ def execution_detail(doc: dict[str, Any]) -> dict[str, JSON]:
         "error": doc.get("error"),
         "errorNodeId": doc.get("errorNodeId"),
         "pause": public_pause(doc.get("pause")),
-        "lastPause": public_pause(doc.get("lastPause")),
         "answers": list((doc.get("answers") or {}).values()),
         "webhookResponse": doc.get("webhookResponse"),
         "warnings": doc.get("warnings") or [],
@@ -95,7 +94,7 @@ def execution_detail(doc: dict[str, Any]) -> dict[str, JSON]:
         "finishedAt": doc.get("finishedAt"),
         "createdAt": doc.get("createdAt"),
         "updatedAt": doc.get("updatedAt"),
-        "runner": (doc.get("lease") or {}).get("owner"),
+        "runner": doc.get("runner"),
     }
     for heavy in ("input", "output", "results"):
         if heavy in doc:

@@ -10,6 +10,7 @@ executions it resumed, so a sender can tell.
 from __future__ import annotations
 
 from .engine.model import JSON, ResumeAnswer
+from .resume import spent_record
 from .runtime import Runtime, now_ms
 
 
@@ -27,7 +28,7 @@ async def send_event(runtime: Runtime, event_type: str, key: str, data: JSON) ->
             owner=runtime.runner_id,
             lease_until=runtime.lease()["until"],
             now_ms=now,
-            extra={"lastPause": {**pause, "answeredAt": now, "answeredBy": f"event {event_type}"}},
+            spent=spent_record(pause, now=now, by=f"event {event_type}"),
         )
         if not claimed:
             continue

@@ -1,10 +1,15 @@
 """Resuming a paused execution (DESIGN §6): token, expiry, one atomic claim, then the walk.
 
-Order of checks: unknown id → NOT_FOUND; wrong token → PERMISSION_DENIED;
+Order of checks: unknown id → NOT_FOUND; a token that matches neither the
+current pause nor any ended one → PERMISSION_DENIED; the token's pause
 expired → FAILED_PRECONDITION with reason ``pause_expired`` (REST 410), even
-after the sweeper has acted; not waiting → FAILED_PRECONDITION with the
-current status (REST 409); then ``waiting → running`` in one conditional
-update, so of several concurrent answers exactly one wins.
+after the sweeper has acted; its pause already ended (answered, cancelled) or
+the execution is not waiting → FAILED_PRECONDITION with the current status
+(REST 409); then ``waiting → running`` in one conditional update, so of
+several concurrent answers exactly one wins.
+
+Ended pauses keep their token hash in ``spentPauses``: a token is single-use
+and bound to one execution, one paused node and one loop iteration.
 """
 
 from __future__ import annotations
@@ -25,13 +30,30 @@ def iso(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def _pause_for_token(doc: dict[str, Any]) -> dict[str, Any] | None:
-    """The pause a token would answer: the current one, or the last one after it ended."""
+def _find_pause(doc: dict[str, Any], token_hash: str) -> tuple[dict[str, Any] | None, bool]:
+    """The pause this token belongs to, and whether it is the live one. Every candidate is compared
+    in constant time; the loop does not stop early."""
+    found: dict[str, Any] | None = None
+    live = False
     pause = doc.get("pause")
-    if doc.get("status") == "waiting" and pause and pause.get("tokenHash"):
-        return dict(pause)
-    last = doc.get("lastPause")
-    return dict(last) if last and last.get("tokenHash") else None
+    current = pause.get("tokenHash") if doc.get("status") == "waiting" and pause else None
+    if hmac.compare_digest(token_hash, current or "-") and pause is not None:
+        found, live = pause, True
+    for spent in doc.get("spentPauses") or []:
+        if hmac.compare_digest(token_hash, spent.get("tokenHash", "")) and found is None:
+            found = spent
+    return found, live
+
+
+def spent_record(pause: dict[str, Any], *, now: int, by: str, expired: bool = False) -> dict[str, JSON]:
+    return {
+        "tokenHash": pause.get("tokenHash"),
+        "key": pause.get("key"),
+        "expiresAt": pause.get("expiresAt"),
+        "endedAt": now,
+        "endedBy": by,
+        "expired": expired,
+    }
 
 
 async def resume_with_token(runtime: Runtime, execution_id: str, token: str, payload: JSON, by: str) -> RunHandle:
@@ -39,11 +61,9 @@ async def resume_with_token(runtime: Runtime, execution_id: str, token: str, pay
     doc = await store.get(execution_id)
     if doc is None:
         raise not_found(f"execution {execution_id!r} not found")
-    pause = _pause_for_token(doc)
-    expected_hash = pause.get("tokenHash", "") if pause else ""
-    # Constant time, and the same work whether or not there is a pause to compare with.
-    matches = hmac.compare_digest(hash_token(token or ""), expected_hash or "0" * 64)
-    if pause is None or not matches:
+    token_hash = hash_token(token or "")
+    pause, live = _find_pause(doc, token_hash)
+    if pause is None:
         raise ServiceError(
             grpc.StatusCode.PERMISSION_DENIED,
             f"the token does not match a pause of execution {execution_id!r}",
@@ -55,17 +75,18 @@ async def resume_with_token(runtime: Runtime, execution_id: str, token: str, pay
         raise conflict(
             f"the approval expired at {iso(expires or now)}; it can no longer be answered", reason="pause_expired"
         )
-    if doc["status"] != "waiting" or doc.get("pause", {}).get("key") != pause["key"]:
+    if not live:
         raise conflict(
-            f"execution {execution_id!r} is {doc['status']}, not waiting for this answer", reason="not_waiting"
+            f"this pause of execution {execution_id!r} was already answered; the execution is {doc['status']}",
+            reason="not_waiting",
         )
     claimed = await store.claim(
         execution_id,
-        {"status": "waiting", "pause.key": pause["key"], "pause.tokenHash": expected_hash},
+        {"status": "waiting", "pause.key": pause["key"], "pause.tokenHash": token_hash},
         owner=runtime.runner_id,
         lease_until=runtime.lease()["until"],
         now_ms=now,
-        extra={"lastPause": {**pause, "answeredAt": now, "answeredBy": by}, "status": "running"},
+        spent=spent_record(pause, now=now, by=by),
     )
     if not claimed:
         current = await store.get(execution_id, light=True)

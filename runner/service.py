@@ -16,7 +16,7 @@ from .convert import dumps, loads
 from .engine.model import JSON, WorkflowInvalid
 from .errors import ServiceError, conflict, invalid, not_found
 from .events import send_event
-from .resume import resume_with_token
+from .resume import resume_with_token, spent_record
 from .runtime import RunHandle, Runtime, now_ms
 from .workflows import Workflows
 
@@ -173,12 +173,14 @@ class RunnerService(pb_grpc.RunnerServiceServicer):  # type: ignore[misc]
             "updatedAt": now,
             "error": f"cancelled by {request.cancelled_by or 'anonymous'}"
             + (f": {request.reason}" if request.reason else ""),
-            "lastPause": doc.get("pause") or doc.get("lastPause"),
             "pause": None,
             "wakeAt": None,
             "expireAt": self.runtime.store.executions.retention.expire_at_finished(now),
         }
-        if not await self.runtime.store.executions.set_fields(request.execution_id, {"status": doc["status"]}, fields):
+        spent = spent_record(doc["pause"], now=now, by="cancel") if doc.get("pause") else None
+        if not await self.runtime.store.executions.set_fields(
+            request.execution_id, {"status": doc["status"]}, fields, spent=spent
+        ):
             current = await self._execution(request.execution_id)
             raise conflict(
                 f"execution {request.execution_id!r} changed while cancelling; it is now {current['status']}"

@@ -114,7 +114,7 @@ class ExecutionStore:
 
     async def insert(self, state: ExecutionState, *, now_ms: int, lease: dict[str, JSON] | None) -> None:
         doc = state_to_doc(state)
-        doc.update(createdAt=now_ms, updatedAt=now_ms, lease=lease)
+        doc.update(createdAt=now_ms, updatedAt=now_ms, lease=lease, runner=lease["owner"] if lease else None)
         await self.col.insert_one(doc)
 
     async def checkpoint(
@@ -180,15 +180,31 @@ class ExecutionStore:
         lease_until: int,
         now_ms: int,
         extra: dict[str, JSON] | None = None,
+        spent: dict[str, JSON] | None = None,
     ) -> bool:
-        """One conditional update: of several concurrent claimers exactly one wins."""
-        fields = {"status": "running", "lease": {"owner": owner, "until": lease_until}, "updatedAt": now_ms}
+        """One conditional update: of several concurrent claimers exactly one wins.
+        ``spent`` records an ended pause (its token hash) so a later answer gets 409 or 410."""
+        fields = {
+            "status": "running",
+            "lease": {"owner": owner, "until": lease_until},
+            "runner": owner,
+            "updatedAt": now_ms,
+        }
         fields.update(extra or {})
-        res = await self.col.update_one({"_id": execution_id, **expected}, {"$set": fields})
-        return res.modified_count == 1
+        return await self.set_fields(execution_id, expected, fields, spent=spent)
 
-    async def set_fields(self, execution_id: str, expected: dict[str, JSON], fields: dict[str, JSON]) -> bool:
-        res = await self.col.update_one({"_id": execution_id, **expected}, {"$set": fields})
+    async def set_fields(
+        self,
+        execution_id: str,
+        expected: dict[str, JSON],
+        fields: dict[str, JSON],
+        *,
+        spent: dict[str, JSON] | None = None,
+    ) -> bool:
+        update: dict[str, JSON] = {"$set": fields}
+        if spent and spent.get("tokenHash"):
+            update["$push"] = {"spentPauses": spent}
+        res = await self.col.update_one({"_id": execution_id, **expected}, update)
         return res.modified_count == 1
 
     async def renew_leases(self, owner: str, until: int) -> int:
