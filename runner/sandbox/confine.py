@@ -14,6 +14,7 @@ import math
 import os
 import resource
 import signal
+import warnings
 from multiprocessing.connection import Connection
 
 from runner.sandbox.types import SandboxLimits
@@ -71,6 +72,7 @@ def confine(conn: Connection, limits: SandboxLimits) -> tuple[Connection, list[s
     notes: list[str] = []
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in the runner's terminal is the runner's business
     signal.signal(signal.SIGXCPU, signal.SIG_DFL)  # past the CPU budget the kernel ends the process, even in C code
+    warnings.simplefilter("ignore")  # a script's SyntaxWarning must not try to import or print anything
     os.chdir("/")
     os.environ.clear()
     conn = _isolate_files(conn)

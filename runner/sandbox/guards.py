@@ -23,6 +23,7 @@ from __future__ import annotations
 import builtins
 import operator
 from collections.abc import Callable, Iterable, Iterator
+from types import ModuleType
 from typing import Any
 
 from RestrictedPython.Guards import (
@@ -62,10 +63,15 @@ def _lookup(obj: object, name: str) -> Any:
         raise _fresh_attribute_error(f"{kind.__name__} has no attribute {name!r}")
     if name == "obj" and isinstance(obj, BaseException):
         raise _fresh_attribute_error("the 'obj' attribute of exceptions is not available in node scripts")
+    if isinstance(obj, ModuleType):  # never handed out; refused again in case one leaks
+        raise _fresh_attribute_error("modules are not available in node scripts")
     try:
-        return safer_getattr(obj, name, raise_)
+        value = safer_getattr(obj, name, raise_)
     except AttributeError as exc:
         raise _fresh_attribute_error(str(exc)) from None
+    if isinstance(value, ModuleType):
+        raise _fresh_attribute_error(f"{name!r} is a module; modules are not available in node scripts")
+    return value
 
 
 def guarded_getattr(obj: object, name: str, default: Any = _SENTINEL) -> Any:
@@ -193,6 +199,7 @@ def _build_base_builtins() -> dict[str, Any]:
             "set": set,
             "frozenset": frozenset,
             "bin": bin,
+            "format": format,  # a format spec only (what f-strings do), not str.format's field lookups
             "next": next,
             "iter": guarded_iter,
             "sorted": _sorted,

@@ -20,8 +20,13 @@ import base64
 import datetime
 import decimal
 import encodings.ascii
+import encodings.cp1252
+import encodings.idna
 import encodings.latin_1
+import encodings.raw_unicode_escape
+import encodings.unicode_escape
 import encodings.utf_8
+import encodings.utf_8_sig
 import encodings.utf_16
 import encodings.utf_32  # noqa: F401  (str.encode looks codecs up lazily)
 import hashlib
@@ -31,6 +36,7 @@ import math
 import random
 import re
 import time
+import unicodedata  # noqa: F401  (re imports it lazily for \N{...})
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from types import ModuleType
@@ -140,6 +146,19 @@ def _reset_decimal() -> None:
 _RESETS: dict[str, Callable[[], None]] = {"random": random.seed, "decimal": _reset_decimal}
 
 
+_C_LEVEL_IMPORTS: frozenset[str] = frozenset({"_strptime"})
+"""Modules that C code (``datetime.strptime``, ``time.strptime``) imports while a script runs.
+
+``PyImport_Import`` calls the ``__import__`` of the *current frame's*
+builtins, which here is the script's, and then takes the real module from
+``sys.modules``, ignoring what ``__import__`` returned. So these names must
+not be refused, and the script-facing answer can stay empty. A script cannot
+ask for them itself: RestrictedPython refuses names that start with ``_``.
+"""
+
+_EMPTY = SafeModule("<internal>", {})
+
+
 class ModuleImporter:
     """The ``__import__`` of one task: the allowlist above, with per-task resets."""
 
@@ -159,6 +178,8 @@ class ModuleImporter:
         if level != 0:
             raise ImportError("relative imports are not available in node scripts")
         module = SAFE_MODULES.get(name) if type(name) is str else None
+        if module is None and name in _C_LEVEL_IMPORTS:
+            return _EMPTY
         if module is None:
             allowed = ", ".join(sorted(SAFE_MODULES))
             raise ImportError(f"import of {name!r} is not allowed in node scripts; allowed: {allowed}")
