@@ -92,7 +92,7 @@ def guarded_hasattr(obj: object, name: str) -> bool:
     return True
 
 
-def guarded_iter(obj: Iterable[Any]) -> Iterator[Any]:
+def guarded_iter(obj: Any) -> Iterator[Any]:
     """``_getiter_``: sandbox objects are not iterable; everything else is plain ``iter``."""
     if type(obj) is SafeModule or type(obj) in _PUBLIC:
         raise TypeError(f"{type(obj).__name__} object is not iterable")
@@ -161,7 +161,8 @@ def _filter(func: Callable[[Any], Any] | None, iterable: Iterable[Any]) -> Itera
 
 
 def _reversed(sequence: Iterable[Any]) -> Iterator[Any]:
-    return reversed(list(guarded_iter(sequence)))
+    items: list[Any] = list(guarded_iter(sequence))
+    return iter(items[::-1])
 
 
 def _extreme(pick: Callable[..., Any]) -> Callable[..., Any]:

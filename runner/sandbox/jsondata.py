@@ -28,6 +28,21 @@ def _child_path(path: str, key: object) -> str:
     return f"{path}[{key!r}]"
 
 
+def _scalar_problem(item: Any, where: str) -> str | None:
+    if isinstance(item, float):
+        if not math.isfinite(item):
+            return f"{where} is {item!r}, which JSON cannot represent"
+    elif isinstance(item, int) and not isinstance(item, bool):
+        if _INT_LIMIT is not None and abs(item) >= _INT_LIMIT:
+            return f"{where} is an integer with more than {_INT_DIGITS} digits"
+    elif isinstance(item, str):
+        try:
+            item.encode("utf-8")
+        except UnicodeEncodeError:
+            return f"{where} is a string that is not valid Unicode (lone surrogate)"
+    return None
+
+
 def find_non_json(value: Any, path: str) -> str | None:
     """Describe the first part of ``value`` that is not JSON data, or None if it all is."""
     stack: list[tuple[Any, str, int]] = [(value, path, 0)]
@@ -36,18 +51,10 @@ def find_non_json(value: Any, path: str) -> str | None:
         item, where, depth = stack.pop()
         if depth > _MAX_DEPTH:
             return f"{path} is nested more than {_MAX_DEPTH} levels deep"
-        if isinstance(item, float):
-            if not math.isfinite(item):
-                return f"{where} is {item!r}, which JSON cannot represent"
-        elif isinstance(item, int) and not isinstance(item, bool):
-            if _INT_LIMIT is not None and abs(item) >= _INT_LIMIT:
-                return f"{where} is an integer with more than {_INT_DIGITS} digits"
-        elif isinstance(item, _SCALARS):
-            if isinstance(item, str):
-                try:
-                    item.encode("utf-8")
-                except UnicodeEncodeError:
-                    return f"{where} is a string that is not valid Unicode (lone surrogate)"
+        if isinstance(item, _SCALARS):
+            problem = _scalar_problem(item, where)
+            if problem:
+                return problem
         elif isinstance(item, dict | list | tuple):
             if id(item) in seen:  # a shared part, or a cycle (json.dumps names that one)
                 continue

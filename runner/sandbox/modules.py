@@ -15,7 +15,6 @@ to read the standard library), so lazily-imported helpers are imported too.
 
 from __future__ import annotations
 
-import _strptime  # noqa: F401  (datetime.strptime / time.strptime import it lazily)
 import base64
 import datetime
 import decimal
@@ -31,6 +30,7 @@ import encodings.utf_16
 import encodings.utf_32  # noqa: F401  (str.encode looks codecs up lazily)
 import hashlib
 import hmac
+import importlib
 import json
 import math
 import random
@@ -41,6 +41,8 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from types import ModuleType
 from typing import Any
+
+importlib.import_module("_strptime")  # datetime.strptime / time.strptime import it lazily
 
 
 class SafeModule:
@@ -88,39 +90,47 @@ def _pick(module: ModuleType, names: Iterable[str]) -> dict[str, object]:
     return picked
 
 
-_ROUNDING = ["ROUND_05UP", "ROUND_CEILING", "ROUND_DOWN", "ROUND_FLOOR", "ROUND_HALF_DOWN", "ROUND_HALF_EVEN"]
-
 _ALLOWED: dict[str, tuple[ModuleType, list[str]]] = {
     "json": (json, ["dumps", "loads", "JSONDecodeError"]),
     "math": (math, [n for n in dir(math) if not n.startswith("_")]),
     "re": (
         re,
-        ["compile", "escape", "findall", "finditer", "fullmatch", "match", "search", "split", "sub", "subn"]
-        + ["error", "Pattern", "Match", "A", "ASCII", "I", "IGNORECASE", "M", "MULTILINE", "S", "DOTALL"]
-        + ["U", "UNICODE", "X", "VERBOSE", "NOFLAG"],
+        [
+            "compile", "escape", "findall", "finditer", "fullmatch", "match", "search", "split", "sub", "subn",
+            "error", "Pattern", "Match", "NOFLAG", "A", "ASCII", "I", "IGNORECASE", "M", "MULTILINE",
+            "S", "DOTALL", "U", "UNICODE", "X", "VERBOSE",
+        ],
     ),
     "datetime": (datetime, ["date", "datetime", "time", "timedelta", "timezone", "tzinfo", "MINYEAR", "MAXYEAR"]),
     "time": (
         time,
-        ["time", "time_ns", "monotonic", "monotonic_ns", "perf_counter", "perf_counter_ns", "process_time"]
-        + ["sleep", "gmtime", "localtime", "mktime", "strftime", "strptime", "asctime", "ctime", "struct_time"]
-        + ["timezone", "altzone", "daylight", "tzname"],
+        [
+            "time", "time_ns", "monotonic", "monotonic_ns", "perf_counter", "perf_counter_ns", "process_time",
+            "sleep", "gmtime", "localtime", "mktime", "strftime", "strptime", "asctime", "ctime", "struct_time",
+            "timezone", "altzone", "daylight", "tzname",
+        ],
     ),
     "random": (
         random,
-        ["random", "randint", "randrange", "choice", "choices", "shuffle", "sample", "uniform", "gauss"]
-        + ["getrandbits", "randbytes", "seed", "triangular", "betavariate", "expovariate", "Random"],
+        [
+            "random", "randint", "randrange", "choice", "choices", "shuffle", "sample", "uniform", "gauss",
+            "getrandbits", "randbytes", "seed", "triangular", "betavariate", "expovariate", "Random",
+        ],
     ),
     "hashlib": (
         hashlib,
-        ["md5", "sha1", "sha224", "sha256", "sha384", "sha512", "sha3_224", "sha3_256", "sha3_384", "sha3_512"]
-        + ["blake2b", "blake2s", "shake_128", "shake_256", "new", "pbkdf2_hmac", "algorithms_available"],
+        [
+            "md5", "sha1", "sha224", "sha256", "sha384", "sha512", "sha3_224", "sha3_256", "sha3_384", "sha3_512",
+            "blake2b", "blake2s", "shake_128", "shake_256", "new", "pbkdf2_hmac", "algorithms_available",
+        ],
     ),
     "hmac": (hmac, ["new", "digest", "compare_digest"]),
     "base64": (
         base64,
-        ["b64encode", "b64decode", "standard_b64encode", "standard_b64decode", "urlsafe_b64encode"]
-        + ["urlsafe_b64decode", "b32encode", "b32decode", "b16encode", "b16decode", "b85encode", "b85decode"],
+        [
+            "b64encode", "b64decode", "standard_b64encode", "standard_b64decode", "urlsafe_b64encode",
+            "urlsafe_b64decode", "b32encode", "b32decode", "b16encode", "b16decode", "b85encode", "b85decode",
+        ],
     ),
     "uuid": (
         uuid,
@@ -128,10 +138,14 @@ _ALLOWED: dict[str, tuple[ModuleType, list[str]]] = {
     ),
     "decimal": (
         decimal,
-        ["Decimal", "Context", "localcontext", "DecimalException", "InvalidOperation", "DivisionByZero"]
-        + ["Inexact", "Rounded", "Overflow", "Underflow", "ROUND_HALF_UP", "ROUND_UP", *_ROUNDING],
+        [
+            "Decimal", "Context", "localcontext", "DecimalException", "InvalidOperation", "DivisionByZero",
+            "Inexact", "Rounded", "Overflow", "Underflow", "ROUND_UP", "ROUND_DOWN", "ROUND_CEILING",
+            "ROUND_FLOOR", "ROUND_HALF_UP", "ROUND_HALF_DOWN", "ROUND_HALF_EVEN", "ROUND_05UP",
+        ],
     ),
-}
+}  # fmt: skip
+"""Module name → (module, the names a script may use). No entry may be a module."""
 
 SAFE_MODULES: dict[str, SafeModule] = {
     name: SafeModule(name, _pick(module, names)) for name, (module, names) in _ALLOWED.items()

@@ -85,6 +85,7 @@ class SandboxPool:
         self._idle: asyncio.Queue[_Worker | None] = asyncio.Queue()
         self._workers: set[_Worker] = set()
         self._background: set[asyncio.Task[None]] = set()
+        self._dying: set[BaseProcess] = set()
         self._started = False
         self._closed = False
         self._notes_logged: set[str] = set()
@@ -146,6 +147,7 @@ class SandboxPool:
         except BaseException:
             worker.process.kill()
             worker.channel.close()
+            self._dying.add(worker.process)
             self._in_background(self._reap(worker.process))
             raise
         worker.busy = False
@@ -169,8 +171,12 @@ class SandboxPool:
             if worker.process.exitcode is None:
                 worker.process.kill()
         for worker in workers:
-            await self._reap(worker.process)
+            self._dying.add(worker.process)
         self._workers.clear()
+        for process in list(self._dying):
+            if process.exitcode is None:
+                process.kill()
+            await self._reap(process)
 
     # --- workers ------------------------------------------------------------------------------
 
@@ -203,6 +209,7 @@ class SandboxPool:
         if worker.process.exitcode is None:
             worker.process.kill()
         worker.channel.close()
+        self._dying.add(worker.process)
         self._in_background(self._reap(worker.process))
         if not self._closed:
             self._in_background(self._replace())
@@ -217,7 +224,8 @@ class SandboxPool:
             if process.exitcode is not None:
                 break
             await asyncio.sleep(0.01)
-        if process.exitcode is not None:
+        if process.exitcode is not None and process in self._dying:
+            self._dying.discard(process)
             process.close()
 
     async def _replace(self) -> None:
@@ -277,7 +285,10 @@ class SandboxPool:
                 raise
             outcome = _failure(f"node exceeded its {protocol.seconds_text(budget)} s time limit")
         except WorkerGone:
-            outcome = _failure(await self._death_message(worker))
+            if self._closed:
+                outcome = _failure("the sandbox pool was closed while the node ran")
+            else:
+                outcome = _failure(await self._death_message(worker))
         except protocol.ProtocolError as exc:
             logger.error("sandbox worker %s broke the protocol: %s", worker.process.pid, exc)
             outcome = _failure(f"the sandbox worker broke the protocol: {exc}")
@@ -304,7 +315,8 @@ class SandboxPool:
         except (TypeError, ValueError) as exc:
             return _failure(f"the node's input is not JSON data: {exc}")
         if len(payload) > self._max_host_frame:
-            return _failure(f"the node's input is {len(payload)} bytes of JSON, above the {self._max_host_frame}-byte limit")
+            limit = self._max_host_frame
+            return _failure(f"the node's input is {len(payload)} bytes of JSON, above the {limit}-byte limit")
         return payload
 
     async def _converse(self, worker: _Worker, payload: bytes, host_call: HostCall) -> tuple[NodeOutcome, bool]:
@@ -344,9 +356,8 @@ class SandboxPool:
             logger.error("smartbotic.%s returned data that is not JSON: %s", method, exc)
             return protocol.encode({"error": f"smartbotic.{method} returned data that is not JSON"})
         if len(data) > self._max_host_frame:
-            return protocol.encode(
-                {"error": f"smartbotic.{method}: the result is {len(data)} bytes, above the {self._max_host_frame}-byte limit"}
-            )
+            limit = self._max_host_frame
+            return protocol.encode({"error": f"smartbotic.{method}: the result is {len(data)} bytes, above {limit}"})
         return data
 
     async def _death_message(self, worker: _Worker) -> str:

@@ -37,9 +37,8 @@ class PipeChannel:
         except jsondata.NotJsonError as exc:
             raise TypeError(f"smartbotic.{method}: {exc}") from None
         if len(data) > self._max_args:
-            raise SmartboticError(
-                f"smartbotic.{method}: the arguments are {len(data)} bytes of JSON, above the {self._max_args}-byte limit"
-            )
+            size, limit = len(data), self._max_args
+            raise SmartboticError(f"smartbotic.{method}: the arguments are {size} bytes of JSON, above {limit}")
         self.send(b'{"call":' + protocol.encode_value(method) + b',"args":' + data + b"}")
         reply = self.receive()
         if "ok" in reply:
@@ -77,7 +76,8 @@ def _serve(conn: Connection, limits: SandboxLimits) -> None:
         except MemoryError:
             frame, retire = out_of_memory, True
         except BaseException as exc:  # a defect here, not in the script: report it and make way for a fresh worker
-            frame, retire = protocol.encode({"fail": f"sandbox worker error: {exc!r}", "logs": [], "retire": True}), True
+            frame = protocol.encode({"fail": f"sandbox worker error: {exc!r}", "logs": [], "retire": True})
+            retire = True
         del task
         channel.send(frame)
         if retire:
