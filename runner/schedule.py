@@ -18,11 +18,11 @@ schedules (minute and hour fields both without a leading ``*``, e.g.
 ``30 2 * * *``) from *wall-clock* ones (``*/15 * * * *``, ``0 * * * *``):
 
 - Clocks go forward (Europe/Berlin, last Sunday of March, 02:00 → 03:00): local
-  02:00–02:59 does not exist. A fixed-time schedule due in the skipped hour
+  02:00-02:59 does not exist. A fixed-time schedule due in the skipped hour
   fires once, at the first minute after the jump (03:00 local): ``30 2 * * *``
   fires at 01:00 UTC that day, so a daily job is late, never lost. Wall-clock
   schedules skip the minutes that do not exist.
-- Clocks go back (last Sunday of October, 03:00 → 02:00): local 02:00–02:59
+- Clocks go back (last Sunday of October, 03:00 → 02:00): local 02:00-02:59
   happens twice. A fixed-time schedule fires once, on the first occurrence
   (``30 2 * * *`` fires at 00:30 UTC, not again at 01:30 UTC). Wall-clock
   schedules fire in both occurrences, so ``*/15 * * * *`` keeps firing every
@@ -161,7 +161,8 @@ class CronSchedule:
         found: set[datetime] = set()
         for lo, hi, offset in self._spans(start, end):
             before = self._offset(lo)
-            if before < offset and not self.wall_clock and any(True for _ in self._local_fires(lo + before, lo + offset)):
+            jumped = before < offset and not self.wall_clock
+            if jumped and next(self._local_fires(lo + before, lo + offset), None) is not None:
                 found.add(lo + MINUTE)  # the jump skipped a due local time: fire at the first minute after it
             for local in self._local_fires(lo + offset, hi + offset):
                 minute = local - offset

@@ -67,7 +67,7 @@ def find_non_json(value: Any, path: str) -> str | None:
             else:
                 stack.extend((child, _child_path(where, i), depth + 1) for i, child in enumerate(item))
         else:
-            return f"{where} is a {type(item).__name__}; use dict, list, str, int, float, bool or None"
+            return f"{where} is of type {type(item).__name__}; use dict, list, str, int, float, bool or None"
     return None
 
 

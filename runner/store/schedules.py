@@ -58,14 +58,10 @@ class ScheduleStore:
         )
         return _utc(doc["minute"]) if doc else None
 
-    async def record_outcome(
-        self, workflow_id: str, node_id: str, minute: datetime, *, execution_id: str | None = None,
-        error: str | None = None
-    ) -> None:
-        """Note on a claimed fire which execution it started, or why starting one failed."""
-        fields = {"executionId": execution_id} if error is None else {"error": error}
+    async def record_error(self, workflow_id: str, node_id: str, minute: datetime, message: str) -> None:
+        """Note on a claimed fire why no execution was started; the minute stays fired (at most once)."""
         await self.col.update_one(
-            {"workflowId": workflow_id, "nodeId": node_id, "minute": _utc(minute)}, {"$set": fields}
+            {"workflowId": workflow_id, "nodeId": node_id, "minute": _utc(minute)}, {"$set": {"error": message}}
         )
 
     async def fires(self, workflow_id: str, node_id: str) -> list[dict[str, Any]]:

@@ -54,9 +54,16 @@ class Proc:
 def _wait_grpc(target: str, proc: Proc, deadline_s: float = 30.0) -> None:
     channel = grpc.insecure_channel(target)
     try:
-        grpc.channel_ready_future(channel).result(timeout=deadline_s)
-    except grpc.FutureTimeoutError:
-        raise RuntimeError(f"{proc.name} did not listen on {target}:\n{proc.output()[-3000:]}") from None
+        end = time.monotonic() + deadline_s
+        while True:
+            if proc.popen.poll() is not None:
+                raise RuntimeError(f"{proc.name} exited:\n{proc.output()[-3000:]}")
+            try:
+                grpc.channel_ready_future(channel).result(timeout=0.2)
+                return
+            except grpc.FutureTimeoutError:
+                if time.monotonic() > end:
+                    raise RuntimeError(f"{proc.name} did not listen on {target}:\n{proc.output()[-3000:]}") from None
     finally:
         channel.close()
 
@@ -91,7 +98,8 @@ class Stack:
     def stub(self) -> workflow_pb2_grpc.RunnerServiceStub:
         if self._channel is None:
             self._channel = grpc.insecure_channel(self.grpc_target)
-        return workflow_pb2_grpc.RunnerServiceStub(self._channel)
+        stub_class: Any = workflow_pb2_grpc.RunnerServiceStub
+        return stub_class(self._channel)
 
     def base_env(self, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("SMARTBOTIC_")}

@@ -161,3 +161,28 @@ def test_two_active_workflows_on_one_method_and_path_is_409_naming_the_other(sta
     status, _, body = stack.http("POST", "/api/v1/workflows", second)
     assert status == 409
     assert "first-owner" in body["error"]
+
+
+def test_workflow_headers_cannot_break_the_response(stack: Stack) -> None:
+    headers = {
+        "Content-Length": "999",
+        "Transfer-Encoding": "chunked",
+        "Connection": "close",
+        "X-Injected": "a\r\nSet-Cookie: evil=1",
+        "Bad Name": "x",
+        "X-Fine": "yes",
+    }
+    save(stack, webhook_workflow("hook-headers", "headers", respond("reply", 200, headers=headers, body="intact")))
+    status, got, body = http(stack.http_url, "POST", "/webhook/headers", {})
+    assert (status, body) == (200, "intact")
+    assert got["x-fine"] == "yes"
+    assert got["content-length"] == "6"
+    assert "set-cookie" not in got and "x-injected" not in got and "transfer-encoding" not in got
+
+
+def test_on_received_mode_answers_202_at_once(stack: Stack) -> None:
+    save(stack, webhook_workflow("hook-async", "async", code("slow", SLOW), response_mode="onReceived"))
+    status, _, body = http(stack.http_url, "POST", "/webhook/async", {})
+    assert status == 202, body
+    assert body["status"] in {"pending", "running"}
+    assert body["executionId"]
