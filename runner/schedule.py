@@ -214,8 +214,9 @@ def _parse(cron: str, timezone: str) -> CronSchedule | InvalidSchedule:
     assert isinstance(zone, ZoneInfo)
     fields = cron.split()
     template = croniter(" ".join(fields), datetime(2000, 1, 1), ret_type=datetime, day_or=True)
-    return CronSchedule(" ".join(fields), zone.key, zone, fields[0].startswith("*") or fields[1].startswith("*"),
-                        template)
+    return CronSchedule(
+        " ".join(fields), zone.key, zone, fields[0].startswith("*") or fields[1].startswith("*"), template
+    )
 
 
 def parse(cron: object, timezone: object = "UTC") -> CronSchedule:

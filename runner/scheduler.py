@@ -157,11 +157,20 @@ class Scheduler:
             try:
                 execution_id = await self.start(doc, node_id, input_)
             except Exception as exc:
-                log.exception("workflow %s: schedule node %s fired for %s but no execution started",
-                              workflow_id, node_id, iso(minute))
+                log.exception(
+                    "workflow %s: schedule node %s fired for %s but no execution started",
+                    workflow_id,
+                    node_id,
+                    iso(minute),
+                )
                 await self.fires.record_error(workflow_id, node_id, minute, f"{type(exc).__name__}: {exc}")
                 continue
-            log.info("workflow %s: schedule node %s fired for %s: execution %s",
-                     workflow_id, node_id, iso(minute), execution_id)
+            log.info(
+                "workflow %s: schedule node %s fired for %s: execution %s",
+                workflow_id,
+                node_id,
+                iso(minute),
+                execution_id,
+            )
             started.append(execution_id)
         return started

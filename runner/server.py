@@ -15,13 +15,16 @@ from .builtins import seed_builtins
 from .hostapi import HostApi
 from .nodes import NodeCatalog
 from .notify import ApprovalNotifier
+from .polling import CursorCommitter, WatchStarter
 from .runtime import Runtime, now_ms
 from .sandbox import SandboxPool
 from .service import RunnerService
 from .settings import Settings
+from .store.cursors import CursorStore
 from .store.executions import Retention
 from .store.mongo import Store
 from .store.nodedata import NodeDataStore
+from .watch import DirectoryWatcher, NodeScriptWatcher
 from .workflows import Workflows
 
 log = logging.getLogger(__name__)
@@ -42,9 +45,11 @@ async def serve(settings: Settings, pool: SandboxPool) -> None:
     node_data = NodeDataStore(store.db)
     await node_data.ensure_indexes()
     catalog = NodeCatalog(settings.nodes_dir)
-    api = HostApi(settings, node_data)
+    cursors = CursorStore(store.db)
+    api = HostApi(settings, node_data, cursors=cursors)
     runtime = Runtime(settings, store, catalog, pool, api)
     runtime.after_finish.append(ApprovalNotifier(settings.public_url))
+    runtime.after_finish.append(CursorCommitter(cursors))
     workflows = Workflows(store.workflows, catalog)
     if settings.seed_examples:
         seeded = await seed_builtins(store.workflows, workflows.validate, now_ms())
@@ -59,8 +64,12 @@ async def serve(settings: Settings, pool: SandboxPool) -> None:
     pb_grpc.add_RunnerServiceServicer_to_server(RunnerService(runtime, workflows), server)
     server.add_insecure_port(settings.grpc_addr)
     background = Background(runtime)
+    scripts = NodeScriptWatcher(catalog)
+    watch_starter = WatchStarter(runtime, DirectoryWatcher)
     await server.start()
     background.start()
+    scripts.start()
+    watch_task = asyncio.create_task(watch_starter.run())
     log.info("runner %s serving gRPC on %s (database %s)", settings.runner_id, settings.grpc_addr, settings.database)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -70,6 +79,8 @@ async def serve(settings: Settings, pool: SandboxPool) -> None:
         await stop.wait()
         log.info("runner %s stopping", settings.runner_id)
     finally:
+        watch_task.cancel()
+        scripts.stop()
         await background.stop()
         await server.stop(grace=2)
         await runtime.shutdown()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
+from runner.hostapi.cursor import CursorCalls
 from runner.hostapi.data import NodeDataCalls
 from runner.hostapi.fs import FileSystem
 from runner.hostapi.http import DEFAULT_RESPONSE_CAP, HttpClient
@@ -18,6 +19,7 @@ from runner.hostapi.process import DEFAULT_OUTPUT_CAP, ProcessRunner
 from runner.hostapi.scope import CallScope
 from runner.sandbox.types import JSON, HostApiError, HostCall
 from runner.settings import Settings
+from runner.store.cursors import CursorStore
 from runner.store.nodedata import NodeDataStore
 
 log = logging.getLogger(__name__)
@@ -42,6 +44,7 @@ class HostApi:
         *,
         exec_output_cap: int = DEFAULT_OUTPUT_CAP,
         http_response_cap: int = DEFAULT_RESPONSE_CAP,
+        cursors: CursorStore | None = None,
     ) -> None:
         roots = settings.fs_roots
         first_root = next((r for r in roots if r != "*"), None)
@@ -54,6 +57,7 @@ class HostApi:
         self._handlers: dict[str, ScopedHandler] = {
             **{name: _unscoped(handler) for name, handler in unscoped.items()},
             **NodeDataCalls(node_data).handlers(),
+            **(CursorCalls(cursors).handlers() if cursors is not None else {}),
         }
 
     @property

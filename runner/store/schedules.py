@@ -66,6 +66,8 @@ class ScheduleStore:
 
     async def fires(self, workflow_id: str, node_id: str) -> list[dict[str, Any]]:
         """Fires of one schedule node, oldest first (for tests and inspection)."""
-        return await self.col.find({"workflowId": workflow_id, "nodeId": node_id}, {"_id": 0}).sort(
-            "minute", 1
-        ).to_list(None)
+        return (
+            await self.col.find({"workflowId": workflow_id, "nodeId": node_id}, {"_id": 0})
+            .sort("minute", 1)
+            .to_list(None)
+        )

@@ -345,7 +345,8 @@ async def test_the_runtime_start_stores_a_queued_execution_of_the_current_versio
     assert catalog[NODE_TYPE].error is None
     store = Store.connect(mongo_uri, db_name, Retention())
     settings = Settings()
-    runtime = Runtime(settings, store, catalog, SandboxPool(SandboxLimits()), HostApi(settings, NodeDataStore(store.db)))
+    pool = SandboxPool(SandboxLimits())  # never started: a queued execution runs no node here
+    runtime = Runtime(settings, store, catalog, pool, HostApi(settings, NodeDataStore(store.db)))
     try:
         await save(db, scheduled("wf", "*/5 * * * *"))
         (execution_id,) = await Scheduler(store.workflows, ScheduleStore(store.db), start_queued(runtime)).tick(

@@ -97,8 +97,8 @@ def test_day_31_skips_thirty_day_months_and_february() -> None:
 
 
 def test_february_29th_fires_only_in_leap_years() -> None:
-    years = [m.year for m in due_minutes("0 12 29 2 *", "UTC", utc(2021, 1, 1), utc(2033, 1, 1))]
-    assert years == [2024, 2028, 2032]
+    years = [m.year for m in due_minutes("0 12 29 2 *", "UTC", utc(2023, 1, 1), utc(2029, 1, 1))]
+    assert years == [2024, 2028]
 
 
 def test_every_minute_lists_each_minute_of_the_window_excluding_its_start() -> None:
@@ -111,13 +111,13 @@ def test_every_minute_lists_each_minute_of_the_window_excluding_its_start() -> N
     assert due_minutes("* * * * *", "UTC", utc(2024, 1, 1, 0, 5), utc(2024, 1, 1, 0, 1)) == []
 
 
-@pytest.mark.parametrize("cron", ["*/7 * * * *", "0 0 13 * FRI", "15 3,15 * JAN-MAR MON-FRI", "0 0 L * *"])
+@pytest.mark.parametrize("cron", ["*/7 * * * *", "0 0 13 * FRI", "15 3,15 * JAN-MAR MON-FRI", "0 0 L * *", "0 0 31 * *"])
 def test_in_utc_due_minutes_are_croniters_iteration(cron: str) -> None:
     it = croniter(cron, datetime(2024, 1, 1), ret_type=datetime)
     expected = []
-    while (nxt := it.get_next(datetime)) <= datetime(2024, 4, 1):
+    while (nxt := it.get_next(datetime)) <= datetime(2024, 2, 1):
         expected.append(nxt.replace(tzinfo=UTC))
-    assert due_minutes(cron, "UTC", utc(2024, 1, 1), utc(2024, 4, 1)) == expected
+    assert due_minutes(cron, "UTC", utc(2024, 1, 1), utc(2024, 2, 1)) == expected
 
 
 # -- DST ---------------------------------------------------------------------------------------------
