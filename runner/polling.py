@@ -23,8 +23,10 @@ def polls(state: ExecutionState) -> bool:
 
 
 class CursorCommitter:
-    """After an execution settles: completed or waiting → commit its staged cursors;
-    failed or cancelled → release them, so the next poll reports the same changes."""
+    """When a walk settles, before its outcome is stored: completed or waiting → commit its
+    staged cursors; failed → release them, so the next poll reports the same changes.
+    Committing first means a slot whose holder is stored as finished was never committed
+    (its runner died in between), which is what lets the next poll take it over."""
 
     def __init__(self, cursors: CursorStore) -> None:
         self.cursors = cursors

@@ -77,7 +77,10 @@ class Runtime:
         self.runner_id = settings.runner_id
         self.limits = EngineLimits(max_output_bytes=settings.max_output_bytes)
         self.handles: dict[str, RunHandle] = {}
+        self.before_finish: list[AfterFinish] = []
+        """Run when the walk has settled, before the outcome is stored and callers are told."""
         self.after_finish: list[AfterFinish] = []
+        """Run after the outcome is stored (notifications)."""
         self.capacity = asyncio.Semaphore(64)
         self._graphs: OrderedDict[tuple[str, int], Graph] = OrderedDict()
         self.work_available = asyncio.Event()
@@ -171,6 +174,8 @@ class Runtime:
                 await walker.run(state, resume)
                 handle.token = walker.issued_token
                 unsaved = await checkpointer.drain()
+                for hook in self.before_finish:
+                    await hook(state, handle.token)
                 if not await self.store.executions.finish(
                     state, owner=self.runner_id, now_ms=now_ms(), unsaved=unsaved, extra=_answer_record(resume)
                 ):

@@ -21,8 +21,10 @@ Missed minutes (``catch_up``, default 5 minutes):
   a daily job missed by a restart of a few minutes still runs, late. Minutes
   that other runners served meanwhile are already claimed and do not fire
   again.
-- A minute is never fired after a later minute of the same schedule has
-  fired: late fires go out in order or not at all.
+- A late minute is not fired once a later minute of the same schedule has
+  fired (``ScheduleStore.last_fired`` is read before claiming it): late fires
+  go out in order or not at all. Only clock skew between runners, or two
+  runners catching up in the same instant, could still slip one through.
 - A minute before the workflow was last saved or activated (its
   ``updatedAt``) never fires: activating a daily 10:00 job at 10:02 does not
   run it until tomorrow.
@@ -39,6 +41,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .engine.model import JSON
@@ -56,6 +59,28 @@ CATCH_UP = timedelta(minutes=5)
 
 StartExecution = Callable[[dict[str, Any], str, dict[str, JSON]], Awaitable[str]]
 """(workflow document, schedule node id, trigger input) → id of the queued execution it stored."""
+Clock = Callable[[], datetime | None]
+"""What the background loop passes to ``tick``; None: do not tick now."""
+
+
+def wall_clock() -> datetime:
+    return datetime.now(UTC)
+
+
+def file_clock(path: Path) -> Clock:
+    """A clock for tests of real runner processes: the time is the ISO 8601 instant the file holds.
+
+    No file, an empty one or an unreadable time: no tick. Tests advance the file minute by minute.
+    """
+
+    def now() -> datetime | None:
+        try:
+            text = path.read_text().strip()
+            return as_utc(datetime.fromisoformat(text)) if text else None
+        except (OSError, ValueError):
+            return None
+
+    return now
 
 
 def start_queued(runtime: Runtime) -> StartExecution:

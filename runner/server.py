@@ -49,7 +49,7 @@ async def serve(settings: Settings, pool: SandboxPool) -> None:
     api = HostApi(settings, node_data, cursors=cursors)
     runtime = Runtime(settings, store, catalog, pool, api)
     runtime.after_finish.append(ApprovalNotifier(settings.public_url))
-    runtime.after_finish.append(CursorCommitter(cursors))
+    runtime.before_finish.append(CursorCommitter(cursors))
     workflows = Workflows(store.workflows, catalog)
     if settings.seed_examples:
         seeded = await seed_builtins(store.workflows, workflows.validate, now_ms())

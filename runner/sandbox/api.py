@@ -112,6 +112,18 @@ class StorageApi(_HostApi):
         return self._call("storage.delete", (key,))
 
 
+class CursorApi(_HostApi):
+    """``smartbotic.cursor``: the polling triggers' cursor (begin a poll, stage what it reached)."""
+
+    __slots__ = ()
+
+    def begin(self) -> JSON:
+        return self._call("cursor.begin", ())
+
+    def stage(self, value: JSON) -> JSON:
+        return self._call("cursor.stage", (value,))
+
+
 class Collection(_HostApi):
     """``smartbotic.db.collection(name)``; each call sends the collection name first."""
 
@@ -181,13 +193,14 @@ class LogApi:
 class Smartbotic:
     """The ``smartbotic`` global."""
 
-    __slots__ = ("db", "fs", "http", "log", "process", "storage", "utils")
+    __slots__ = ("cursor", "db", "fs", "http", "log", "process", "storage", "utils")
 
     def __init__(self, channel: HostChannel, book: LogBook) -> None:
         self.fs = FsApi(channel)
         self.process = ProcessApi(channel)
         self.http = HttpApi(channel)
         self.storage = StorageApi(channel)
+        self.cursor = CursorApi(channel)
         self.db = DbApi(channel)
         self.utils = UtilsApi()
         self.log = LogApi(book)
@@ -223,11 +236,12 @@ PUBLIC_NAMES: dict[type, tuple[str, ...]] = {
     ProcessApi: ("exec",),
     HttpApi: ("request",),
     StorageApi: ("get", "set", "delete"),
+    CursorApi: ("begin", "stage"),
     DbApi: ("collection",),
     Collection: ("insert", "update", "find", "findOne", "delete"),
     UtilsApi: ("getFieldValue",),
     LogApi: ("info", "warn", "error"),
-    Smartbotic: ("fs", "process", "http", "storage", "db", "utils", "log"),
+    Smartbotic: ("fs", "process", "http", "storage", "cursor", "db", "utils", "log"),
     NodeContext: ("input", "config", "node", "execution", "runCode"),
 }
 """The only attributes a script can read on each sandbox object."""

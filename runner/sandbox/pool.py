@@ -13,7 +13,7 @@ import asyncio
 import logging
 import signal
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import Any
@@ -43,7 +43,6 @@ class _Worker:
     channel: FrameChannel
     busy: bool = False
     retired: bool = False
-    tasks: int = field(default=0)
 
 
 def _read_ready_blocking(channel: FrameChannel, limits: SandboxLimits, timeout: float) -> dict[str, Any]:
@@ -163,6 +162,8 @@ class SandboxPool:
             task.cancel()
         workers = list(self._workers)
         for worker in workers:
+            if worker.busy:
+                worker.process.kill()  # its run ends with "the sandbox pool was closed while the node ran"
             worker.channel.close()  # end-of-file: an idle worker exits by itself
         deadline = time.monotonic() + 2.0
         for worker in workers:
@@ -293,7 +294,6 @@ class SandboxPool:
             logger.error("sandbox worker %s broke the protocol: %s", worker.process.pid, exc)
             outcome = _failure(f"the sandbox worker broke the protocol: {exc}")
         finally:
-            worker.tasks += 1
             if keep:
                 self._release(worker)
             else:

@@ -44,6 +44,8 @@ CALLS: frozenset[str] = frozenset(
         "storage.get",
         "storage.set",
         "storage.delete",
+        "cursor.begin",
+        "cursor.stage",
         "db.insert",
         "db.update",
         "db.find",
@@ -85,7 +87,7 @@ def decode(frame: bytes) -> dict[str, Any]:
 
 def max_worker_frame(limits: SandboxLimits) -> int:
     """Largest frame a worker may send: an output or call arguments plus the capped logs."""
-    per_line = limits.max_log_line_bytes * 2 + _LOG_ENTRY_OVERHEAD  # escapes can double a line
+    per_line = limits.max_log_line_bytes * 6 + _LOG_ENTRY_OVERHEAD  # a control character is escaped as \u0000
     return limits.max_output_bytes + (limits.max_log_lines + 1) * per_line + _FRAME_SLACK
 
 

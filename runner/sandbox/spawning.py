@@ -41,17 +41,39 @@ def _context() -> ForkServerContext:
     return context
 
 
+def _c_environ() -> list[tuple[bytes, bytes]]:
+    """The process environment as the C library holds it.
+
+    ``os.environ`` is a copy made at start-up: variables set later from C
+    (readline sets ``LINES`` and ``COLUMNS``, for one) are missing from it,
+    yet a child started with ``exec`` inherits them.
+    """
+    import ctypes  # only here: the forkserver and workers import this module too
+
+    try:
+        table = ctypes.POINTER(ctypes.c_char_p).in_dll(ctypes.CDLL(None), "environ")
+    except (OSError, ValueError):
+        return [(name, value) for name, value in os.environb.items()]
+    entries = []
+    index = 0
+    while (entry := table[index]) is not None:
+        name, _, value = entry.partition(b"=")
+        entries.append((name, value))
+        index += 1
+    return entries
+
+
 @contextlib.contextmanager
 def _scrubbed_environ() -> Iterator[None]:
-    saved = dict(os.environ)
+    keep = {name.encode() for name in FORKSERVER_ENV}
+    removed = [(name, value) for name, value in _c_environ() if name not in keep]
+    for name, _ in removed:
+        os.unsetenv(name)  # C level only: os.environ is left as it is
     try:
-        for name in list(os.environ):
-            if name not in FORKSERVER_ENV:
-                del os.environ[name]
         yield
     finally:
-        os.environ.clear()
-        os.environ.update(saved)
+        for name, value in removed:
+            os.putenv(name, value)
 
 
 @contextlib.contextmanager

@@ -23,14 +23,22 @@ from tests.conftest import free_port
 def approval_flow(wf_id: str = "refund", **ask: Any) -> dict[str, Any]:
     ask.setdefault("reason", "Refund {{input.body.amount}} EUR?")
     ask.setdefault("expiresIn", "2d")
-    return workflow(wf_id, [
-        node("hook", "triggers/webhook", path=wf_id, method="POST"),
-        node("ask", "core/wait-for-approval", **ask),
-        node("ok", "core/set", values={"refunded": True, "by": "{{steps.ask.by}}"}, keepInput=False),
-        node("no", "core/set", values={"refunded": False}, keepInput=False),
-        node("late", "core/set", values={"late": True}, keepInput=False),
-    ], [{"from": "hook", "to": "ask"}, {"from": "ask", "output": "approved", "to": "ok"},
-        {"from": "ask", "output": "rejected", "to": "no"}, {"from": "ask", "output": "timeout", "to": "late"}])
+    return workflow(
+        wf_id,
+        [
+            node("hook", "triggers/webhook", path=wf_id, method="POST"),
+            node("ask", "core/wait-for-approval", **ask),
+            node("ok", "core/set", values={"refunded": True, "by": "{{steps.ask.by}}"}, keepInput=False),
+            node("no", "core/set", values={"refunded": False}, keepInput=False),
+            node("late", "core/set", values={"late": True}, keepInput=False),
+        ],
+        [
+            {"from": "hook", "to": "ask"},
+            {"from": "ask", "output": "approved", "to": "ok"},
+            {"from": "ask", "output": "rejected", "to": "no"},
+            {"from": "ask", "output": "timeout", "to": "late"},
+        ],
+    )
 
 
 def create(stack: Stack, wf: dict[str, Any]) -> None:
@@ -47,8 +55,9 @@ def start_run(stack: Stack, wf_id: str, body: Any) -> dict[str, Any]:
 
 
 def resume(stack: Stack, execution_id: str, token: str, approved: bool = True, **extra: Any) -> tuple[int, Any]:
-    status, _, body = stack.http("POST", f"/api/v1/executions/{execution_id}/resume",
-                                 {"token": token, "approved": approved, **extra})
+    status, _, body = stack.http(
+        "POST", f"/api/v1/executions/{execution_id}/resume", {"token": token, "approved": approved, **extra}
+    )
     return status, body
 
 
@@ -97,8 +106,9 @@ def test_ten_concurrent_answers_exactly_one_wins(stack: Stack) -> None:
     create(stack, approval_flow())
     run = start_run(stack, "refund", {"amount": 10})
     with ThreadPoolExecutor(10) as pool:
-        results = list(pool.map(lambda i: resume(stack, run["executionId"], run["pause"]["token"], by=f"p{i}"),
-                                range(10)))
+        results = list(
+            pool.map(lambda i: resume(stack, run["executionId"], run["pause"]["token"], by=f"p{i}"), range(10))
+        )
     statuses = sorted(s for s, _ in results)
     assert statuses.count(200) == 1 and statuses.count(409) == 9, results
     d = wait_status(stack.stub, run["executionId"], "completed")
@@ -118,12 +128,24 @@ def test_resume_follows_the_snapshot_not_the_edited_workflow(stack: Stack) -> No
 
 
 def test_completed_nodes_do_not_run_again_after_resume(stack: Stack) -> None:
-    count = ("def main(input):\n    smartbotic.db.collection('runs').insert({'n': 1})\n"
-             "    return {'count': len(smartbotic.db.collection('runs').find({}))}")
-    wf = workflow("counted", [node("start", "triggers/manual"), node("c", "core/code", code=count),
-                              node("ask", "core/wait-for-approval"), node("after", "core/noop")],
-                  [{"from": "start", "to": "c"}, {"from": "c", "to": "ask"},
-                   {"from": "ask", "output": "approved", "to": "after"}])
+    count = (
+        "def main(input):\n    smartbotic.db.collection('runs').insert({'n': 1})\n"
+        "    return {'count': len(smartbotic.db.collection('runs').find({}))}"
+    )
+    wf = workflow(
+        "counted",
+        [
+            node("start", "triggers/manual"),
+            node("c", "core/code", code=count),
+            node("ask", "core/wait-for-approval"),
+            node("after", "core/noop"),
+        ],
+        [
+            {"from": "start", "to": "c"},
+            {"from": "c", "to": "ask"},
+            {"from": "ask", "output": "approved", "to": "after"},
+        ],
+    )
     create(stack, wf)
     status, _, run = stack.http("POST", "/api/v1/workflows/counted/run", {})
     assert run["status"] == "waiting"
@@ -161,12 +183,15 @@ def test_expired_pause_is_410_naming_the_time(stack: Stack) -> None:
     assert status == 410 and iso in body["error"]
 
 
-@pytest.mark.parametrize(("policy", "status", "output"), [
-    ("fail", "failed", None),
-    ("approve", "completed", {"refunded": True, "by": "timeout"}),
-    ("reject", "completed", {"refunded": False}),
-    ("route", "completed", {"late": True}),
-])
+@pytest.mark.parametrize(
+    ("policy", "status", "output"),
+    [
+        ("fail", "failed", None),
+        ("approve", "completed", {"refunded": True, "by": "timeout"}),
+        ("reject", "completed", {"refunded": False}),
+        ("route", "completed", {"late": True}),
+    ],
+)
 def test_each_on_timeout_policy(stack: Stack, policy: str, status: str, output: Any) -> None:
     create(stack, approval_flow(expiresIn="1s", onTimeout=policy))
     run = start_run(stack, "refund", {"amount": 10})
@@ -250,13 +275,20 @@ def test_notify_url_receives_the_token_and_it_resumes(stack: Stack, listener: tu
 
 
 def test_pause_and_resume_inside_a_loop(stack: Stack) -> None:
-    wf = workflow("per-item", [
-        node("start", "triggers/manual"),
-        node("loop", "core/loop", items="{{input.items}}"),
-        node("ask", "core/wait-for-approval", reason="item {{steps.loop.item}}"),
-        node("done", "core/noop"),
-    ], [{"from": "start", "to": "loop"}, {"from": "loop", "output": "body", "to": "ask"},
-        {"from": "loop", "output": "done", "to": "done"}])
+    wf = workflow(
+        "per-item",
+        [
+            node("start", "triggers/manual"),
+            node("loop", "core/loop", items="{{input.items}}"),
+            node("ask", "core/wait-for-approval", reason="item {{steps.loop.item}}"),
+            node("done", "core/noop"),
+        ],
+        [
+            {"from": "start", "to": "loop"},
+            {"from": "loop", "output": "body", "to": "ask"},
+            {"from": "loop", "output": "done", "to": "done"},
+        ],
+    )
     create(stack, wf)
     status, _, run = stack.http("POST", "/api/v1/workflows/per-item/run", {"items": ["a", "b"]})
     assert run["status"] == "waiting" and run["pause"]["reason"] == "item a"

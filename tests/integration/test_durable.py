@@ -15,6 +15,7 @@ from runner._proto import workflow_pb2 as pb
 from .conftest import Stack
 from .helpers import STATUS, code, detail, execute, node, save, wait_status, workflow
 
+
 def counting_node(node_id: str, spin: int) -> dict[str, Any]:
     body = (
         "def main(input):\n"
@@ -100,8 +101,14 @@ def test_queued_executions_spread_over_three_runners_each_run_once(stack: Stack)
 
 
 def test_a_durable_wait_completes_through_a_runner_restart(stack: Stack) -> None:
-    wf = workflow("sleepy", [node("start", "triggers/manual"), node("nap", "core/wait", duration="2s"),
-                             node("after", "core/set", values={"woke": True})])
+    wf = workflow(
+        "sleepy",
+        [
+            node("start", "triggers/manual"),
+            node("nap", "core/wait", duration="2s"),
+            node("after", "core/set", values={"woke": True}),
+        ],
+    )
     reply = execute(stack.stub, wf, {"a": 1})
     assert STATUS[reply.status] == "waiting"
     assert reply.pause.kind == "timer" and reply.pause.token == ""
@@ -117,9 +124,14 @@ def test_a_durable_wait_completes_through_a_runner_restart(stack: Stack) -> None
 
 
 def test_an_event_wakes_every_matching_waiter_and_only_them(stack: Stack) -> None:
-    wf = workflow("order", [node("start", "triggers/manual"),
-                            node("wait", "core/wait-for-event", eventType="paid", key="{{input.order}}", timeout="1h"),
-                            node("after", "core/set", values={"paid": True})])
+    wf = workflow(
+        "order",
+        [
+            node("start", "triggers/manual"),
+            node("wait", "core/wait-for-event", eventType="paid", key="{{input.order}}", timeout="1h"),
+            node("after", "core/set", values={"paid": True}),
+        ],
+    )
     save(stack.stub, wf)
     a1 = execute(stack.stub, "order", {"order": "A"})
     a2 = execute(stack.stub, "order", {"order": "A"})
@@ -137,16 +149,25 @@ def test_an_event_wakes_every_matching_waiter_and_only_them(stack: Stack) -> Non
     assert list(again.resumed_execution_ids) == []
 
 
-@pytest.mark.parametrize(("policy", "status", "branch_node"), [("fail", "failed", None), ("route", "completed", "late"),
-                                                              ("continue", "completed", "after")])
+@pytest.mark.parametrize(
+    ("policy", "status", "branch_node"),
+    [("fail", "failed", None), ("route", "completed", "late"), ("continue", "completed", "after")],
+)
 def test_event_timeout_follows_its_policy(stack: Stack, policy: str, status: str, branch_node: str | None) -> None:
-    wf = workflow("timeout", [node("start", "triggers/manual"),
-                              node("wait", "core/wait-for-event", eventType="t", key="k", timeout="1s",
-                                   onTimeout=policy),
-                              node("after", "core/set", values={"on": "main"}),
-                              node("late", "core/set", values={"on": "timeout"})],
-                  [{"from": "start", "to": "wait"}, {"from": "wait", "to": "after"},
-                   {"from": "wait", "output": "timeout", "to": "late"}])
+    wf = workflow(
+        "timeout",
+        [
+            node("start", "triggers/manual"),
+            node("wait", "core/wait-for-event", eventType="t", key="k", timeout="1s", onTimeout=policy),
+            node("after", "core/set", values={"on": "main"}),
+            node("late", "core/set", values={"on": "timeout"}),
+        ],
+        [
+            {"from": "start", "to": "wait"},
+            {"from": "wait", "to": "after"},
+            {"from": "wait", "output": "timeout", "to": "late"},
+        ],
+    )
     reply = execute(stack.stub, wf, {})
     final = wait_status(stack.stub, reply.execution_id, "completed", "failed", seconds=30)
     assert final["status"] == status
@@ -157,14 +178,21 @@ def test_event_timeout_follows_its_policy(stack: Stack, policy: str, status: str
 
 
 def test_cancel_queued_waiting_and_running(stack: Stack) -> None:
-    waiting = execute(stack.stub, workflow("w", [node("start", "triggers/manual"),
-                                                 node("nap", "core/wait", duration="1h")]), {})
+    waiting = execute(
+        stack.stub, workflow("w", [node("start", "triggers/manual"), node("nap", "core/wait", duration="1h")]), {}
+    )
     assert STATUS[waiting.status] == "waiting"
-    got = stack.stub.CancelExecution(pb.CancelExecutionRequest(execution_id=waiting.execution_id, reason="no"), timeout=10)
+    got = stack.stub.CancelExecution(
+        pb.CancelExecutionRequest(execution_id=waiting.execution_id, reason="no"), timeout=10
+    )
     assert STATUS[got.status] == "cancelled"
     steps = [f"s{i}" for i in range(8)]
-    running = execute(stack.stub, workflow("r", [node("start", "triggers/manual"),
-                                                 *[counting_node(s, 1_500_000) for s in steps]]), {}, wait=False)
+    running = execute(
+        stack.stub,
+        workflow("r", [node("start", "triggers/manual"), *[counting_node(s, 1_500_000) for s in steps]]),
+        {},
+        wait=False,
+    )
     wait_status(stack.stub, running.execution_id, "running")
     time.sleep(0.3)
     stack.stub.CancelExecution(pb.CancelExecutionRequest(execution_id=running.execution_id), timeout=10)

@@ -12,6 +12,7 @@ import json
 import logging
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -25,9 +26,11 @@ from pymongo.errors import OperationFailure
 
 from runner.engine.model import JSON
 from runner.scheduler import NODE_TYPE, Scheduler, start_queued
+from runner.settings import Settings
 from runner.store.collections import INDEXES, SCHEDULE_FIRES
 from runner.store.schedules import ScheduleStore
 from runner.store.workflows import WorkflowStore
+from tests.integration.conftest import Stack
 
 ROOT = Path(__file__).resolve().parents[2]
 MIN = timedelta(minutes=1)
@@ -43,19 +46,29 @@ def ms(t: datetime) -> int:
     return int(t.timestamp() * 1000)
 
 
-def scheduled(wf_id: str, cron: str, *, timezone: str | None = None, node_id: str = "tick",
-              disabled: bool = False) -> dict[str, Any]:
+def scheduled(
+    wf_id: str, cron: str, *, timezone: str | None = None, node_id: str = "tick", disabled: bool = False
+) -> dict[str, Any]:
     config: dict[str, Any] = {"cron": cron} | ({"timezone": timezone} if timezone else {})
     node: dict[str, Any] = {"id": node_id, "type": NODE_TYPE, "config": config}
     if disabled:
         node["disabled"] = True
-    return {"id": wf_id, "name": wf_id, "nodes": [node, {"id": "after", "type": "core/noop", "config": {}}],
-            "connections": [{"from": node_id, "to": "after"}]}
+    return {
+        "id": wf_id,
+        "name": wf_id,
+        "nodes": [node, {"id": "after", "type": "core/noop", "config": {}}],
+        "connections": [{"from": node_id, "to": "after"}],
+    }
 
 
 async def save(db: Db, definition: dict[str, Any], *, active: bool = True, saved_at: datetime | None = None) -> None:
     await WorkflowStore(db).publish(
-        definition["id"], definition, previous_version=0, active=active, change_note="", saved_by="test",
+        definition["id"],
+        definition,
+        previous_version=0,
+        active=active,
+        change_note="",
+        saved_by="test",
         now_ms=ms(saved_at) if saved_at else ms(datetime.now(UTC)),
     )
 
@@ -105,8 +118,9 @@ async def _worker(mongo_uri: str, db_name: str, runner: str, minutes: list[str])
     db = client[db_name]
 
     async def start(doc: dict[str, Any], node_id: str, input_: dict[str, JSON]) -> str:
-        result = await db["started"].insert_one({"workflowId": doc["_id"], "nodeId": node_id, "runner": runner,
-                                                  "scheduledFor": input_["scheduledFor"]})
+        result = await db["started"].insert_one(
+            {"workflowId": doc["_id"], "nodeId": node_id, "runner": runner, "scheduledFor": input_["scheduledFor"]}
+        )
         return str(result.inserted_id)
 
     sched = scheduler(db, start)
@@ -127,10 +141,25 @@ async def test_three_runner_processes_fire_each_due_minute_exactly_once(db: Db, 
     for i in range(3):
         # each runner ticks the same five minutes, at its own second of each minute
         minutes = [at(m, seconds=10 * i + 5).isoformat() for m in range(5)]
-        procs.append(subprocess.Popen(
-            [sys.executable, "-m", "tests.integration.test_schedules", "worker", mongo_uri, db_name, f"r{i}",
-             *minutes],
-            cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        procs.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "tests.integration.test_schedules",
+                    "worker",
+                    mongo_uri,
+                    db_name,
+                    f"r{i}",
+                    *minutes,
+                ],
+                cwd=ROOT,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
     try:
         for p in procs:
             assert p.stdout is not None
@@ -148,8 +177,9 @@ async def test_three_runner_processes_fire_each_due_minute_exactly_once(db: Db, 
     returned = [eid for out, _ in outs for eid in json.loads(out.strip().splitlines()[-1])]
     started = await db["started"].find({}, {"_id": 1, "workflowId": 1, "scheduledFor": 1}).to_list(None)
     assert sorted(returned) == sorted(str(d["_id"]) for d in started)
-    per_workflow = {w: sorted(d["scheduledFor"] for d in started if d["workflowId"] == w)
-                    for w in ("every-minute", "every-two")}
+    per_workflow = {
+        w: sorted(d["scheduledFor"] for d in started if d["workflowId"] == w) for w in ("every-minute", "every-two")
+    }
     assert per_workflow == {
         "every-minute": [iso(at(m)) for m in range(5)],
         "every-two": [iso(at(m)) for m in (0, 2, 4)],
@@ -277,7 +307,9 @@ async def test_two_schedule_nodes_fire_independently_in_their_time_zones(db: Db)
     await sched.tick(summer_13 - MIN)
     await sched.tick(summer_13)
     assert sorted((n, i["scheduledFor"]) for _, n, i in rec.calls) == [
-        ("ny", "2030-07-01T13:00:00Z"), ("utc", "2030-07-01T13:00:00Z")]
+        ("ny", "2030-07-01T13:00:00Z"),
+        ("utc", "2030-07-01T13:00:00Z"),
+    ]
 
 
 async def test_an_invalid_schedule_is_skipped_with_one_warning_and_others_fire(
@@ -336,7 +368,6 @@ async def test_the_runtime_start_stores_a_queued_execution_of_the_current_versio
     from runner.nodes import NodeCatalog
     from runner.runtime import Runtime
     from runner.sandbox import SandboxLimits, SandboxPool
-    from runner.settings import Settings
     from runner.store.executions import Retention
     from runner.store.mongo import Store
     from runner.store.nodedata import NodeDataStore
@@ -350,14 +381,61 @@ async def test_the_runtime_start_stores_a_queued_execution_of_the_current_versio
     try:
         await save(db, scheduled("wf", "*/5 * * * *"))
         (execution_id,) = await Scheduler(store.workflows, ScheduleStore(store.db), start_queued(runtime)).tick(
-            at(5, 3))
+            at(5, 3)
+        )
         doc = await store.executions.get(execution_id)
         assert doc is not None
         assert (doc["status"], doc["workflowId"], doc["workflowVersion"], doc["triggerNodeId"]) == (
-            "pending", "wf", 1, "tick")
+            "pending",
+            "wf",
+            1,
+            "tick",
+        )
         assert doc["input"] == {"scheduledFor": "2030-07-01T10:05:00Z", "firedAt": "2030-07-01T10:05:03.000Z"}
     finally:
         await store.close()
+
+
+# -- real runner processes --------------------------------------------------------------------------
+
+CLOCK_HOOK = hasattr(Settings(), "scheduler_clock_file")
+
+
+@pytest.fixture
+def stack_env(tmp_path: Path) -> dict[str, str]:
+    """Runners of this module's stack read the scheduler's time from a file the test advances."""
+    return {"SMARTBOTIC_SCHEDULER_CLOCK_FILE": str(tmp_path / "scheduler-clock")}
+
+
+@pytest.mark.skipif(not CLOCK_HOOK, reason="the runner has no SMARTBOTIC_SCHEDULER_CLOCK_FILE hook wired yet")
+def test_two_runner_processes_fire_and_run_each_minute_once(stack: Stack, stack_env: dict[str, str]) -> None:
+    from pymongo import MongoClient
+
+    from tests.integration.helpers import save as save_grpc
+    from tests.integration.helpers import wait_status
+
+    save_grpc(stack.stub, scheduled("heartbeat", "* * * * *"))
+    stack.start_runner()
+    clock = Path(stack_env["SMARTBOTIC_SCHEDULER_CLOCK_FILE"])
+    client: MongoClient[dict[str, Any]] = MongoClient(stack.mongo_uri)
+    executions = client[stack.db_name]["executions"]
+    try:
+        for minute in range(3):
+            clock.write_text(at(minute, seconds=20).isoformat())
+            deadline = time.monotonic() + 15
+            while executions.count_documents({"workflowId": "heartbeat"}) < minute + 1:
+                assert time.monotonic() < deadline, f"minute {minute} did not fire"
+                time.sleep(0.05)
+            time.sleep(0.5)  # both runners tick this minute several times (poll interval 0.1 s)
+        docs = list(executions.find({"workflowId": "heartbeat"}, {"input": 1}))
+        assert sorted(d["input"]["scheduledFor"] for d in docs) == [iso(at(m)) for m in range(3)]
+        for d in docs:
+            done = wait_status(stack.stub, d["_id"], "completed", "failed")
+            assert done["status"] == "completed", done
+            assert done["results"]["tick"]["output"] == d["input"]
+            assert done["results"]["tick"]["output"]["firedAt"].startswith("2030-07-01T10:0")
+    finally:
+        client.close()
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["worker"]:

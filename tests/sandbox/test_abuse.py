@@ -13,7 +13,7 @@ import pytest_asyncio
 
 from runner.sandbox import SandboxLimits, SandboxPool
 from runner.sandbox.types import JSON
-from tests.sandbox.conftest import MiB, SCRIPT_PATH, FakeHost, assert_healthy, node, run
+from tests.sandbox.conftest import ABUSE_LIMITS, SCRIPT_PATH, FakeHost, MiB, assert_healthy, node, run
 
 LOOP_FOREVER = "def execute(ctx):\n    while True:\n        pass\n"
 
@@ -154,11 +154,10 @@ async def test_log_flood_is_capped(abuse_pool: SandboxPool) -> None:
         """
     outcome = await run(abuse_pool, source)
     assert outcome.ok, outcome.error
-    assert len(outcome.logs) == ABUSE_MAX_LOG_LINES + 1
-    assert outcome.logs[-1]["message"] == f"{200000 - ABUSE_MAX_LOG_LINES} more log lines dropped (limit 200 per node run)"
-
-
-ABUSE_MAX_LOG_LINES = 200
+    kept = ABUSE_LIMITS.max_log_lines
+    assert len(outcome.logs) == kept + 1
+    assert all(len(e["message"]) < ABUSE_LIMITS.max_log_line_bytes + 100 for e in outcome.logs)
+    assert outcome.logs[-1]["message"] == f"{200000 - kept} more log lines dropped (limit {kept} per node run)"
 
 
 async def test_wall_clock_covers_a_host_call_that_never_answers(abuse_pool: SandboxPool) -> None:

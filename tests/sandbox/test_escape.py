@@ -515,6 +515,23 @@ ATTACKS = [
         "TypeError: SafeModule object is not iterable",
     ),
     Attack(
+        "module-proxy-own-methods",
+        """
+        import json
+        def execute(ctx):
+            return json.names()
+        """,
+        "module 'json' has no attribute 'names' in node scripts",
+    ),
+    Attack(
+        "api-object-subscript",
+        """
+        def execute(ctx):
+            return smartbotic["fs"]
+        """,
+        "TypeError: Smartbotic object is not subscriptable",
+    ),
+    Attack(
         "user-code-reaching-for-ctx",
         """
         def execute(ctx):
@@ -624,3 +641,21 @@ async def test_worker_environment_holds_no_secret_of_the_runner(solo_pool: Sandb
         worker_environ = f.read()
     assert SECRET_VALUE.encode() not in worker_environ  # ... its workers never had it
     assert SECRET_NAME.encode() not in worker_environ
+
+
+async def test_get_field_value_never_reads_attributes(solo_pool: SandboxPool) -> None:
+    source = """
+        def execute(ctx):
+            get = smartbotic.utils.getFieldValue
+            return [
+                get(smartbotic, "fs._channel", "refused"),
+                get("text", "__class__.__mro__", "refused"),
+                get(ctx, "input", "refused"),
+                get(execute, "__globals__.__builtins__", "refused"),
+                get(ctx.input, "items.__len__", "refused"),
+                get(ctx.input, "items[0].__class__", "refused"),
+            ]
+        """
+    outcome = await run(solo_pool, source, ctx={"input": {"items": [1]}})
+    assert outcome.ok, outcome.error
+    assert outcome.output == ["refused"] * 6

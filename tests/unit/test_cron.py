@@ -111,7 +111,9 @@ def test_every_minute_lists_each_minute_of_the_window_excluding_its_start() -> N
     assert due_minutes("* * * * *", "UTC", utc(2024, 1, 1, 0, 5), utc(2024, 1, 1, 0, 1)) == []
 
 
-@pytest.mark.parametrize("cron", ["*/7 * * * *", "0 0 13 * FRI", "15 3,15 * JAN-MAR MON-FRI", "0 0 L * *", "0 0 31 * *"])
+@pytest.mark.parametrize(
+    "cron", ["*/7 * * * *", "0 0 13 * FRI", "15 3,15 * JAN-MAR MON-FRI", "0 0 L * *", "0 0 31 * *"]
+)
 def test_in_utc_due_minutes_are_croniters_iteration(cron: str) -> None:
     it = croniter(cron, datetime(2024, 1, 1), ret_type=datetime)
     expected = []
