@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 from collections.abc import Awaitable, Callable
@@ -91,10 +92,13 @@ class DirectoryWatcher:
                 self.observer.unschedule(self.watches.pop(directory))
         for directory in wanted:
             if directory not in self.watches and os.path.isdir(directory):
-                handler = _Forward(self._loop, lambda e, d=directory: self._changed(d))
+                handler = _Forward(self._loop, functools.partial(self._on_event, directory))
                 self.watches[directory] = self.observer.schedule(handler, directory, recursive=False)
                 log.info("watching %s for %s", directory, ", ".join(sorted(wanted[directory])))
         self.workflows = wanted
+
+    def _on_event(self, directory: str, event: FileSystemEvent) -> None:
+        self._changed(directory)
 
     def _changed(self, directory: str) -> None:
         assert self._loop is not None

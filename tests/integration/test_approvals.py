@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 from pymongo import MongoClient
 
+from tests.conftest import free_port
+
 from .conftest import Stack
 from .helpers import detail, node, wait_status, workflow
-from tests.conftest import free_port
 
 
 def approval_flow(wf_id: str = "refund", **ask: Any) -> dict[str, Any]:
@@ -205,7 +206,7 @@ def test_each_on_timeout_policy(stack: Stack, policy: str, status: str, output: 
 
 def test_expires_in_over_30_days_is_an_error_naming_the_cap(stack: Stack) -> None:
     create(stack, approval_flow(expiresIn="45d"))
-    status, _, reply = stack.http("POST", "/api/v1/workflows/refund/run", {"body": {"amount": 1}})
+    _, _, reply = stack.http("POST", "/api/v1/workflows/refund/run", {"body": {"amount": 1}})
     assert reply["status"] == "failed" and reply["errorNodeId"] == "ask"
     assert "30-day cap" in reply["error"] and "45d" in reply["error"]
 
@@ -237,7 +238,7 @@ def test_no_plaintext_token_is_stored_and_expire_at_follows_the_pause(stack: Sta
 class _Listener(BaseHTTPRequestHandler):
     received: list[dict[str, Any]] = []
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length", "0"))
         type(self).received.append(json.loads(self.rfile.read(length)))
         self.send_response(204)
@@ -294,7 +295,7 @@ def test_pause_and_resume_inside_a_loop(stack: Stack) -> None:
     assert run["status"] == "waiting" and run["pause"]["reason"] == "item a"
     status, second = resume(stack, run["executionId"], run["pause"]["token"], approved=True)
     assert status == 200 and second["status"] == "waiting" and second["pause"]["reason"] == "item b"
-    status, body = resume(stack, run["executionId"], run["pause"]["token"])
+    status, _ = resume(stack, run["executionId"], run["pause"]["token"])
     assert status == 409  # the first iteration's token is spent
     status, final = resume(stack, run["executionId"], second["pause"]["token"], approved=False)
     assert status == 200 and final["status"] == "completed"
