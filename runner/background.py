@@ -19,6 +19,8 @@ from typing import Any
 from .engine.model import ResumeAnswer
 from .resume import spent_record
 from .runtime import Runtime, now_ms
+from .scheduler import Clock, Scheduler, file_clock, start_queued, wall_clock
+from .store.schedules import ScheduleStore
 
 log = logging.getLogger(__name__)
 BATCH = 20
@@ -28,11 +30,15 @@ class Background:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self._tasks: list[asyncio.Task[None]] = []
+        clock_file = runtime.settings.scheduler_clock_file
+        self.clock: Clock = file_clock(clock_file) if clock_file else wall_clock
+        self.scheduler = Scheduler(runtime.store.workflows, ScheduleStore(runtime.store.db), start_queued(runtime))
 
     def start(self) -> None:
         self._tasks = [
             asyncio.create_task(self._loop(self.tick, self.runtime.settings.poll_interval_seconds, wake=True)),
             asyncio.create_task(self._loop(self.renew, self.runtime.settings.lease_seconds / 3)),
+            asyncio.create_task(self._loop(self.fire_schedules, min(1.0, self.runtime.settings.poll_interval_seconds))),
         ]
 
     async def stop(self) -> None:
@@ -68,6 +74,11 @@ class Background:
             await self.wake_due()
         if self._free():
             await self.take_over_lapsed()
+
+    async def fire_schedules(self) -> None:
+        now = self.clock()
+        if now is not None:
+            await self.scheduler.tick(now)
 
     async def renew(self) -> None:
         until = now_ms() + int(self.runtime.settings.lease_seconds * 1000)

@@ -131,6 +131,8 @@ class Settings:
     """``SMARTBOTIC_RUNNER_ID``: this runner's name in leases; default host-pid."""
     public_url: str = "http://127.0.0.1:8080"
     """``SMARTBOTIC_PUBLIC_URL``: the webserver's address as approvers reach it (used in resumeUrl)."""
+    scheduler_clock_file: Path | None = None
+    """``SMARTBOTIC_SCHEDULER_CLOCK_FILE`` (tests only): the scheduler's time is the ISO instant in this file."""
     seed_examples: bool = True
     """``SMARTBOTIC_SEED_EXAMPLES``: store the built-in example workflows at start-up."""
 
@@ -180,5 +182,8 @@ class Settings:
             ),
             runner_id=runner_id,
             public_url=_read(env, "SMARTBOTIC_PUBLIC_URL", _parse_url, d.public_url).rstrip("/"),
+            scheduler_clock_file=Path(env["SMARTBOTIC_SCHEDULER_CLOCK_FILE"])
+            if env.get("SMARTBOTIC_SCHEDULER_CLOCK_FILE")
+            else None,
             seed_examples=_read(env, "SMARTBOTIC_SEED_EXAMPLES", _parse_bool, d.seed_examples),
         )

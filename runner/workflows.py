@@ -12,6 +12,8 @@ from .engine.model import JSON, WorkflowInvalid
 from .errors import ServiceError, invalid, not_found
 from .nodes import NodeCatalog
 from .runtime import now_ms
+from .schedule import validate as validate_schedule
+from .scheduler import schedule_nodes
 from .store.workflows import VersionConflict, WorkflowStore, definition_of, webhooks_of
 
 
@@ -35,6 +37,13 @@ class Workflows:
             build_graph(definition, self.catalog)
         except WorkflowInvalid as exc:
             raise invalid(str(exc)) from None
+        problems = [
+            f"node {node_id!r}: {problem}"
+            for node_id, config in schedule_nodes(definition)
+            for problem in validate_schedule(config.get("cron"), config.get("timezone"))
+        ]
+        if problems:
+            raise invalid("workflow is invalid: " + "; ".join(problems))
 
     async def _check_webhooks(self, workflow_id: str, definition: dict[str, JSON]) -> None:
         for hook in webhooks_of(definition):

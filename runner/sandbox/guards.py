@@ -46,31 +46,27 @@ def register_public(cls: type, names: Iterable[str]) -> None:
     _PUBLIC[cls] = frozenset(names)
 
 
-def _fresh_attribute_error(message: str) -> AttributeError:
-    return AttributeError(message)
-
-
 def _lookup(obj: object, name: str) -> Any:
     if type(name) is not str:
         raise TypeError(f"attribute name must be a string, not {type(name).__name__}")
+    if isinstance(obj, SafeModule):
+        return obj.member(name)
     kind = type(obj)
-    if kind is SafeModule:
-        return obj.member(name)  # type: ignore[attr-defined]
     public = _PUBLIC.get(kind)
     if public is not None:
         if name in public:
             return getattr(obj, name)
-        raise _fresh_attribute_error(f"{kind.__name__} has no attribute {name!r}")
+        raise AttributeError(f"{kind.__name__} has no attribute {name!r}")
     if name == "obj" and isinstance(obj, BaseException):
-        raise _fresh_attribute_error("the 'obj' attribute of exceptions is not available in node scripts")
+        raise AttributeError("the 'obj' attribute of exceptions is not available in node scripts")
     if isinstance(obj, ModuleType):  # never handed out; refused again in case one leaks
-        raise _fresh_attribute_error("modules are not available in node scripts")
+        raise AttributeError("modules are not available in node scripts")
     try:
         value = safer_getattr(obj, name, raise_)
     except AttributeError as exc:
-        raise _fresh_attribute_error(str(exc)) from None
+        raise AttributeError(str(exc)) from None
     if isinstance(value, ModuleType):
-        raise _fresh_attribute_error(f"{name!r} is a module; modules are not available in node scripts")
+        raise AttributeError(f"{name!r} is a module; modules are not available in node scripts")
     return value
 
 

@@ -98,7 +98,12 @@ class SandboxPool:
     # --- life cycle ---------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Start the forkserver and the workers; call it before gRPC or pymongo objects exist."""
+        """Start the forkserver and the workers, and wait until every worker is ready.
+
+        Call it early, before gRPC or pymongo objects (and their threads)
+        exist: the forkserver is started here, with a scrubbed environment.
+        Raises if a worker cannot start; :meth:`run` itself never raises.
+        """
         if self._started:
             raise RuntimeError("the sandbox pool is already started")
         self._started = True
@@ -175,9 +180,10 @@ class SandboxPool:
             self._dying.add(worker.process)
         self._workers.clear()
         for process in list(self._dying):
-            if process.exitcode is None:
-                process.kill()
-            await self._reap(process)
+            if process in self._dying:  # a background reaper may have released it meanwhile
+                if process.exitcode is None:
+                    process.kill()
+                await self._reap(process)
 
     # --- workers ------------------------------------------------------------------------------
 
@@ -221,13 +227,15 @@ class SandboxPool:
         task.add_done_callback(self._background.discard)
 
     async def _reap(self, process: BaseProcess) -> None:
+        """Collect a killed worker's exit status and release its handle (once, whoever gets there first)."""
         for _ in range(500):
+            if process not in self._dying:
+                return
             if process.exitcode is not None:
-                break
+                self._dying.discard(process)
+                process.close()
+                return
             await asyncio.sleep(0.01)
-        if process.exitcode is not None and process in self._dying:
-            self._dying.discard(process)
-            process.close()
 
     async def _replace(self) -> None:
         while not self._closed:

@@ -103,9 +103,7 @@ def spawn_worker(limits: SandboxLimits) -> tuple[BaseProcess, Connection]:
     context = _context()
     runner_end, worker_end = context.Pipe(duplex=True)
     try:
-        process = context.Process(
-            target=worker_main, args=(worker_end, limits), name="smartbotic-sandbox", daemon=True
-        )
+        process = context.Process(target=worker_main, args=(worker_end, limits), name="smartbotic-sandbox", daemon=True)
         with _main_module_hidden():
             process.start()
     except BaseException:

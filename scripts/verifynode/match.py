@@ -240,8 +240,9 @@ def check_expected(expected: Any, path: str = "") -> None:
     if is_predicate(expected):
         for op, arg in expected.items():
             if op not in PREDICATES:
-                raise FixtureError(f"{path or 'value'}: unknown predicate {op!r}; known: {', '.join(sorted(PREDICATES))}")
-            if op in ("$partial",) and isinstance(arg, dict):
+                known = ", ".join(sorted(PREDICATES))
+                raise FixtureError(f"{path or 'value'}: unknown predicate {op!r}; known: {known}")
+            if op == "$partial" and isinstance(arg, dict):
                 for key, sub in arg.items():
                     check_expected(sub, _at(path, key))
             elif op in ("$contains", "$length", "$not"):

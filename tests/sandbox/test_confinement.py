@@ -12,7 +12,7 @@ import pytest
 
 from runner.sandbox import SandboxPool
 from runner.sandbox.confine import NOBODY
-from tests.sandbox.conftest import FUNCTIONAL_LIMITS
+from tests.sandbox.support import FUNCTIONAL_LIMITS
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import pytest
 
 from runner.sandbox import SandboxPool
-from tests.sandbox.conftest import SCRIPT_PATH, SECRET_NAME, SECRET_VALUE, FakeHost, run
+from tests.sandbox.support import SCRIPT_PATH, SECRET_NAME, SECRET_VALUE, FakeHost, run
 
 
 @dataclass(frozen=True)

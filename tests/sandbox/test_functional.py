@@ -10,7 +10,7 @@ import uuid
 import pytest
 
 from runner.sandbox import NodeOutcome, NodeTask, SandboxLimits, SandboxPool
-from tests.sandbox.conftest import SCRIPT_PATH, FakeHost, assert_healthy, node, run
+from tests.sandbox.support import SCRIPT_PATH, FakeHost, assert_healthy, node, run
 
 # --- entry points and ctx ---------------------------------------------------------------------
 
