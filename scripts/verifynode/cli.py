@@ -34,14 +34,19 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--mongodb-uri", help="that stack's MongoDB (for db steps)")
     parser.add_argument("--database", default="smartbotic", help="that stack's SMARTBOTIC_DATABASE (for db steps)")
     parser.add_argument("--fs-root", type=Path, help="a root of that stack's fs API (for fs steps, {{fixtureDir}})")
+    parser.add_argument(
+        "--scheduler-clock-file",
+        type=Path,
+        help="that runner's SMARTBOTIC_SCHEDULER_CLOCK_FILE, if set (clock steps move it instead of waiting)",
+    )
     parser.add_argument("--fixtures-dir", type=Path, default=FIXTURES, help="where fixture names are looked up")
     parser.add_argument("--jobs", type=int, default=DEFAULT_JOBS, help="fixtures run at the same time (default 4)")
     parser.add_argument("--keep-logs", action="store_true", help="keep the started stack's folder and logs")
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
-    if args.url is None and (args.grpc or args.mongodb_uri or args.fs_root):
-        parser.error("--grpc, --mongodb-uri and --fs-root describe a stack given with --url")
+    if args.url is None and (args.grpc or args.mongodb_uri or args.fs_root or args.scheduler_clock_file):
+        parser.error("--grpc, --mongodb-uri, --fs-root and --scheduler-clock-file describe a stack given with --url")
     return args
 
 
@@ -69,7 +74,9 @@ def expected_seconds(fixture: Fixture) -> float:
     """Rough length of a fixture, so the slow ones (schedules, polling) start first."""
     total = 0.0
     for step in fixture.steps:
-        if step["step"] == "latest":
+        if step["step"] == "clock":
+            total += 30.0  # half a minute on average with a real clock
+        elif step["step"] == "latest":
             total += float(step.get("timeout", 0))
         elif step["step"] == "wait":
             total += float(step.get("seconds", 0))
@@ -79,7 +86,9 @@ def expected_seconds(fixture: Fixture) -> float:
 @contextmanager
 def stack_for(args: argparse.Namespace) -> Iterator[Endpoints]:
     if args.url:
-        yield Endpoints(args.url.rstrip("/"), args.grpc, args.mongodb_uri, args.database, args.fs_root)
+        yield Endpoints(
+            args.url.rstrip("/"), args.grpc, args.mongodb_uri, args.database, args.fs_root, args.scheduler_clock_file
+        )
         return
     own = OwnStack()
     try:
@@ -105,11 +114,19 @@ def run_all(fixtures: list[Fixture], endpoints: Endpoints, jobs: int) -> list[Ou
     run_id = secrets.token_hex(3)
     node_db = _node_database(endpoints)
     lock = threading.Lock()
+    clock_lock = threading.Lock()
     outcomes: list[Outcome] = []
     order = sorted(fixtures, key=expected_seconds, reverse=True)
+
+    def run_one(fixture: Fixture) -> Outcome:
+        if not fixture.moves_clock:
+            return run_fixture(fixture, endpoints, run_id, node_db)
+        with clock_lock:  # while one moves the scheduler's clock, no other fixture's schedule may fire
+            return run_fixture(fixture, endpoints, run_id, node_db)
+
     try:
         with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="fixture") as pool:
-            futures = [pool.submit(run_fixture, f, endpoints, run_id, node_db) for f in order]
+            futures = [pool.submit(run_one, f) for f in order]
             for future in as_completed(futures):
                 outcome = future.result()
                 with lock:

@@ -27,6 +27,9 @@ STEP_FIELDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "wait": (frozenset(), frozenset({"for", "status", "timeout", "seconds", "execution"})),
     "event": (frozenset({"type"}), frozenset({"key", "data", "expect"})),
     "latest": (frozenset(), frozenset({"timeout", "as"})),
+    "executions": (frozenset(), frozenset({"count", "items"})),
+    "clock": (frozenset(), frozenset({"minutes"})),
+    "save": (frozenset({"workflow"}), frozenset({"expect"})),
 }
 FS_OPS = frozenset({"create", "modify", "delete", "mkdir", "check"})
 DB_OPS = frozenset({"insert", "update", "delete", "check"})
@@ -40,6 +43,11 @@ class Fixture:
     """The node types this fixture covers."""
     workflow: dict[str, Any]
     steps: tuple[dict[str, Any], ...]
+
+    @property
+    def moves_clock(self) -> bool:
+        """Fixtures that move the scheduler's clock run one at a time, so no other's schedules fire meanwhile."""
+        return any(step["step"] == "clock" for step in self.steps)
 
 
 def load(path: Path) -> Fixture:
@@ -106,6 +114,10 @@ def expectation_fields(step: dict[str, Any]) -> list[str]:
         keys = ["content", "json"] if step["op"] == "check" else []
     elif kind == "db":
         keys = ["documents", "count"] if step["op"] == "check" else []
+    elif kind == "executions":
+        keys = ["count", "items"]
+    elif kind == "clock":
+        keys = []
     else:
         keys = ["expect"]
     return [k for k in keys if k in step]
@@ -192,6 +204,23 @@ def _check_latest(step: dict[str, Any]) -> None:
         raise FixtureError("'timeout' is a number of seconds")
 
 
+def _check_executions(step: dict[str, Any]) -> None:
+    if not set(step) & {"count", "items"}:
+        raise FixtureError("executions takes 'count' and/or 'items'")
+
+
+def _check_save(step: dict[str, Any]) -> None:
+    if not isinstance(step["workflow"], dict) or not isinstance(step["workflow"].get("nodes"), list):
+        raise FixtureError("'workflow' is a workflow definition with a 'nodes' list")
+    _response_expectation(step, status_required=False)
+
+
+def _check_clock(step: dict[str, Any]) -> None:
+    minutes = step.get("minutes", 1)
+    if isinstance(minutes, bool) or not isinstance(minutes, int) or not 1 <= minutes <= 60:
+        raise FixtureError("'minutes' is a whole number from 1 to 60")
+
+
 CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "execute": _check_execute,
     "expect": _check_expect,
@@ -202,6 +231,9 @@ CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "wait": _check_wait,
     "event": _check_event,
     "latest": _check_latest,
+    "executions": _check_executions,
+    "clock": _check_clock,
+    "save": _check_save,
 }
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import re
 import sys
 import time
@@ -15,7 +14,7 @@ from verifynode.client import CallError, Http
 from verifynode.fixture import Fixture, fill
 from verifynode.match import FixtureError
 from verifynode.stack import Endpoints
-from verifynode.steps import STEPS, Context, StepFailure
+from verifynode.steps import STEPS, Context, StepFailure, prepare_workflow
 
 FS_SUBDIR = "verify-node"
 
@@ -37,19 +36,6 @@ def fixture_key(name: str, run_id: str) -> str:
     return f"{slug}-{run_id}"
 
 
-def prepare_workflow(workflow: dict[str, Any], key: str, name: str) -> dict[str, Any]:
-    """The fixture's workflow under its own id, its webhook paths under ``<key>/``."""
-    out = copy.deepcopy(workflow)
-    out["id"] = key
-    out.setdefault("name", f"verify-node {name}")
-    out.setdefault("active", True)
-    for node in out["nodes"]:
-        config = node.get("config") if isinstance(node, dict) else None
-        if node.get("type") == "triggers/webhook" and isinstance(config, dict) and isinstance(config.get("path"), str):
-            config["path"] = f"{key}/{config['path'].lstrip('/')}"
-    return out
-
-
 def run_fixture(fixture: Fixture, endpoints: Endpoints, run_id: str, node_db: Any | None) -> Outcome:
     started = time.monotonic()
     key = fixture_key(fixture.name, run_id)
@@ -60,6 +46,7 @@ def run_fixture(fixture: Fixture, endpoints: Endpoints, run_id: str, node_db: An
         collection_prefix=key.replace("-", "_"),
         fixture_dir=endpoints.fs_root / FS_SUBDIR / key if endpoints.fs_root else None,
         node_db=node_db,
+        clock_file=endpoints.scheduler_clock_file,
     )
     message = _save_workflow(ctx, fixture, key)
     if message is None:

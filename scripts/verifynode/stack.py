@@ -37,6 +37,8 @@ class Endpoints:
     """``SMARTBOTIC_DATABASE``; node data lives in ``<database>_data``."""
     fs_root: Path | None = None
     """A root of the runner's fs API; needed by ``fs`` steps and ``{{fixtureDir}}``."""
+    scheduler_clock_file: Path | None = None
+    """``SMARTBOTIC_SCHEDULER_CLOCK_FILE`` of the runner: ``clock`` steps move it; None means the real clock."""
 
 
 def free_port() -> int:
@@ -74,6 +76,7 @@ class OwnStack:
         _wait_port(mongo_port, mongo)
         env = {k: v for k, v in os.environ.items() if not k.startswith("SMARTBOTIC_")}
         grpc_target = f"127.0.0.1:{grpc_port}"
+        clock = self.tmp / "scheduler-clock"  # no file: schedules wait for a fixture's clock step
         env.update(
             MONGODB_URI=mongo_uri,
             SMARTBOTIC_DATABASE=DATABASE,
@@ -85,6 +88,7 @@ class OwnStack:
             SMARTBOTIC_RUNNER_TARGET=grpc_target,
             SMARTBOTIC_HTTP_HOST="127.0.0.1",
             SMARTBOTIC_HTTP_PORT=str(http_port),
+            SMARTBOTIC_SCHEDULER_CLOCK_FILE=str(clock),
             PYTHONUNBUFFERED="1",
         )
         runner = self._spawn("runner", [sys.executable, "-m", "runner"], env)
@@ -92,7 +96,7 @@ class OwnStack:
         webserver = self._spawn("webserver", [sys.executable, "-m", "webserver"], env)
         http_url = f"http://127.0.0.1:{http_port}"
         _wait_healthy(http_url, webserver)
-        self.endpoints = Endpoints(http_url, grpc_target, mongo_uri, DATABASE, files)
+        self.endpoints = Endpoints(http_url, grpc_target, mongo_uri, DATABASE, files, clock)
         return self.endpoints
 
     def _spawn(self, name: str, cmd: list[str], env: dict[str, str]) -> _Proc:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import shutil
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +42,8 @@ class Context:
     fixture_dir: Path | None
     node_db: Any | None
     """pymongo Database of the node-facing data (``<database>_data``), or None when unknown."""
+    clock_file: Path | None = None
+    """The runner's scheduler clock file; None: the real clock."""
     current: str | None = None
     named: dict[str, str] = field(default_factory=dict)
     tokens: dict[str, str] = field(default_factory=dict)
@@ -77,6 +82,19 @@ class Context:
         if self.node_db is None:
             raise StepFailure("this fixture uses the database: give --mongodb-uri (and --database) of the stack")
         return self.node_db
+
+
+def prepare_workflow(workflow: Doc, key: str, name: str) -> Doc:
+    """The fixture's workflow under its own id, its webhook paths under ``<key>/``."""
+    out = copy.deepcopy(workflow)
+    out["id"] = key
+    out.setdefault("name", f"verify-node {name}")
+    out.setdefault("active", True)
+    for node in out["nodes"]:
+        config = node.get("config") if isinstance(node, dict) else None
+        if node.get("type") == "triggers/webhook" and isinstance(config, dict) and isinstance(config.get("path"), str):
+            config["path"] = f"{key}/{config['path'].lstrip('/')}"
+    return out
 
 
 def check_response(resp: Response, expect: Doc) -> None:
@@ -131,6 +149,13 @@ def step_execute(ctx: Context, step: Doc) -> None:
     elif resp.status not in (200, 202):
         raise StepFailure(f"run: expected 200 or 202, got {resp.describe()}")
     _remember_reply(ctx, resp.body, name=step.get("as"))
+
+
+def step_save(ctx: Context, step: Doc) -> None:
+    """Save a new version of the fixture's workflow (PUT), prepared as the first one was."""
+    workflow = prepare_workflow(step["workflow"], ctx.workflow_id, ctx.workflow_id)
+    resp = ctx.http.api("PUT", f"/workflows/{ctx.workflow_id}", workflow)
+    check_response(resp, step.get("expect", {"status": 200}))
 
 
 def step_expect(ctx: Context, step: Doc) -> None:
@@ -215,19 +240,31 @@ def step_wait(ctx: Context, step: Doc) -> None:
         time.sleep(POLL_S)
 
 
+def _list_executions(ctx: Context) -> list[Doc]:
+    """Every execution of the fixture's workflow, oldest first."""
+    items: list[Doc] = []
+    token = ""
+    while True:
+        query = f"?workflowId={ctx.workflow_id}&pageSize=100" + (f"&pageToken={token}" if token else "")
+        resp = ctx.http.api("GET", f"/executions{query}")
+        if resp.status != 200:
+            raise StepFailure(f"listing executions: {resp.describe()}")
+        page = _reply_json(resp, "execution list")
+        items += [i for i in page.get("items") or [] if isinstance(i, dict)]
+        token = page.get("nextPageToken") or ""
+        if not token:
+            return sorted(items, key=lambda i: (i.get("createdAt") or 0, str(i.get("executionId"))))
+
+
 def step_latest(ctx: Context, step: Doc) -> None:
     """Remember the newest execution of the fixture's workflow that no earlier step has seen."""
     timeout = float(step.get("timeout", 0))
     deadline = time.monotonic() + timeout
     while True:
-        resp = ctx.http.api("GET", f"/executions?workflowId={ctx.workflow_id}&pageSize=50")
-        if resp.status != 200:
-            raise StepFailure(f"listing executions: {resp.describe()}")
-        items = _reply_json(resp, "execution list").get("items") or []
-        fresh = [i for i in items if isinstance(i, dict) and i.get("executionId") not in ctx.seen]
+        items = _list_executions(ctx)
+        fresh = [i for i in items if i.get("executionId") not in ctx.seen]
         if fresh:
-            newest = max(fresh, key=lambda i: (i.get("createdAt") or 0, i.get("executionId") or ""))
-            ctx.remember(str(newest["executionId"]), name=step.get("as"))
+            ctx.remember(str(fresh[-1]["executionId"]), name=step.get("as"))
             return
         if time.monotonic() >= deadline:
             raise StepFailure(
@@ -235,6 +272,49 @@ def step_latest(ctx: Context, step: Doc) -> None:
                 f"got none ({len(items)} seen before)"
             )
         time.sleep(POLL_S)
+
+
+def step_executions(ctx: Context, step: Doc) -> None:
+    """Assert the fixture workflow's executions, oldest first (summaries: executionId, status, error, ...)."""
+    items = _list_executions(ctx)
+    problems: list[str] = []
+    if "count" in step:
+        problems += mismatches(step["count"], len(items), "count")
+    if "items" in step:
+        problems += mismatches(step["items"], items, "items")
+    if problems:
+        raise StepFailure("; ".join(problems))
+
+
+_CLOCK_LOCK = threading.Lock()
+
+
+def step_clock(ctx: Context, step: Doc) -> None:
+    """Move the scheduler to the start of the n-th whole minute after the later of now and its clock.
+
+    With the runner's clock file known, the file is rewritten (instant); with the real clock, wait for that minute.
+    """
+    minutes = int(step.get("minutes", 1))
+    with _CLOCK_LOCK:
+        now = datetime.now(UTC)
+        current = _read_clock(ctx.clock_file) if ctx.clock_file else None
+        base = max(now, current) if current else now
+        target = base.replace(second=0, microsecond=0) + timedelta(minutes=minutes)
+        if ctx.clock_file is None:
+            time.sleep(max(0.0, (target - now).total_seconds()))
+            return
+        temp = ctx.clock_file.with_name(ctx.clock_file.name + ".tmp")
+        temp.write_text(target.isoformat().replace("+00:00", "Z"))
+        os.replace(temp, ctx.clock_file)  # the runner never reads half a time
+
+
+def _read_clock(path: Path) -> datetime | None:
+    try:
+        text = path.read_text().strip()
+        moment = datetime.fromisoformat(text) if text else None
+    except (OSError, ValueError):
+        return None
+    return moment.astimezone(UTC) if moment else None
 
 
 def step_fs(ctx: Context, step: Doc) -> None:
@@ -317,6 +397,9 @@ STEPS: dict[str, Callable[[Context, Doc], None]] = {
     "event": step_event,
     "wait": step_wait,
     "latest": step_latest,
+    "executions": step_executions,
+    "clock": step_clock,
+    "save": step_save,
     "fs": step_fs,
     "db": step_db,
 }

@@ -365,6 +365,8 @@ async def test_every_api_call_is_sent_with_positional_arguments(pool: SandboxPoo
             smartbotic.storage.set("k", {"v": 1})
             got = smartbotic.storage.get("k")
             smartbotic.storage.delete("k")
+            smartbotic.cursor.begin()
+            smartbotic.cursor.stage({"id": 3})
             users = db.collection("users")
             users.insert({"name": "a"})
             users.update({"name": "a"}, {"$set": {"n": 1}})
@@ -388,6 +390,8 @@ async def test_every_api_call_is_sent_with_positional_arguments(pool: SandboxPoo
         ("storage.set", ["k", {"v": 1}]),
         ("storage.get", ["k"]),
         ("storage.delete", ["k"]),
+        ("cursor.begin", []),
+        ("cursor.stage", [{"id": 3}]),
         ("db.insert", ["users", {"name": "a"}]),
         ("db.update", ["users", {"name": "a"}, {"$set": {"n": 1}}]),
         ("db.find", ["users"]),
