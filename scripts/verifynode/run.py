@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sys
 import time
@@ -31,9 +32,13 @@ class Outcome:
 
 
 def fixture_key(name: str, run_id: str) -> str:
-    """The fixture's own prefix for this run: workflow id, webhook paths, collections, fs folder, event keys."""
-    slug = re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")[:32].strip("-") or "fixture"
-    return f"{slug}-{run_id}"
+    """The fixture's own prefix for this run: workflow id, webhook paths, collections, fs folder, event keys.
+
+    A readable slug of the name, a hash of the whole name (slugs of different names may clash) and the run id.
+    """
+    slug = re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")[:24].strip("-") or "fixture"
+    digest = hashlib.sha1(name.encode()).hexdigest()[:6]
+    return f"{slug}-{digest}-{run_id}"
 
 
 def run_fixture(fixture: Fixture, endpoints: Endpoints, run_id: str, node_db: Any | None) -> Outcome:

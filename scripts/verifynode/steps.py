@@ -174,6 +174,8 @@ def step_expect(ctx: Context, step: Doc) -> None:
 def _node_mismatches(want: Any, got: Any) -> list[str]:
     """A node expectation lists result fields to check (status, output, error, branch, attempts, logs…)."""
     if is_predicate(want):
+        if want == {"$exists": False} and got is not MISSING:
+            return [f"expected no result (the node never ran), got {render(got)}"]
         return mismatches(want, got, "result")
     if not isinstance(want, dict):
         return [f"a node expectation is an object of result fields, not {render(want)}"]
