@@ -14,6 +14,8 @@ takes the execution over, like a node interrupted mid-run.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Coroutine
+from typing import Any
 
 from .engine.model import ExecutionState, NodeResult
 from .store.executions import ExecutionStore
@@ -31,6 +33,11 @@ class Checkpointer:
         self._queued: dict[str, NodeResult] = {}
         self._inflight: asyncio.Task[bool] | None = None
         self.aborted = False
+
+    def begin_with(self, first_write: Coroutine[Any, Any, bool]) -> None:
+        """Make ``first_write`` (the insert of a new execution) the first write in flight: the walk
+        starts at once, and what settles meanwhile goes out with the next write."""
+        self._inflight = asyncio.create_task(first_write)
 
     async def add(self, key: str, result: NodeResult) -> None:
         self._queued[key] = result

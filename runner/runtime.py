@@ -46,6 +46,10 @@ class RunHandle:
     responded: asyncio.Event = field(default_factory=asyncio.Event)
     token: str | None = None
     task: asyncio.Task[None] | None = None
+    new_doc: dict[str, Any] | None = None
+    """A new execution's document, inserted as the run's first write."""
+    respond_early: bool = False
+    """A caller waits for the webhook response, not the end (responseMode responseNode)."""
 
 
 class _Hooks:
@@ -57,8 +61,9 @@ class _Hooks:
         await self._checkpointer.add(key, result)
 
     async def webhook_response(self, state: ExecutionState) -> None:
-        await self._checkpointer.flush()
-        self._handle.responded.set()
+        if self._handle.respond_early:  # the response leaves before the run ends: store first
+            await self._checkpointer.flush()
+            self._handle.responded.set()
 
     def now_ms(self) -> int:
         return now_ms()
@@ -141,16 +146,19 @@ class Runtime:
     def lease(self) -> dict[str, JSON]:
         return {"owner": self.runner_id, "until": now_ms() + int(self.settings.lease_seconds * 1000)}
 
-    async def start(self, state: ExecutionState, *, queue: bool) -> RunHandle:
-        """Store a new execution; run it here now, or leave it queued for any runner."""
+    async def start(self, state: ExecutionState, *, queue: bool, respond_early: bool = False) -> RunHandle:
+        """Store a new execution and run it here now, or leave it queued for any runner.
+
+        Run here, the insert is the run's first write and the walk does not wait for it: a
+        caller is answered only after the final write, which follows the insert."""
         self.graph_for(state.workflow, state.workflowVersion)  # invalid definitions never get stored
-        handle = RunHandle(state)
+        handle = RunHandle(state, respond_early=respond_early)
         if queue:
             state.status = "pending"
-            await self.store.executions.insert(state, now_ms=now_ms(), lease=None)
+            await self.store.executions.insert(self.store.executions.new_doc(state, now_ms=now_ms(), lease=None))
             self.work_available.set()
             return handle
-        await self.store.executions.insert(state, now_ms=now_ms(), lease=self.lease())
+        handle.new_doc = self.store.executions.new_doc(state, now_ms=now_ms(), lease=self.lease())
         self.launch(handle)
         return handle
 
@@ -168,6 +176,9 @@ class Runtime:
         state = handle.state
         async with self.capacity:
             checkpointer = Checkpointer(self.store.executions, state, self.runner_id)
+            if handle.new_doc is not None:
+                checkpointer.begin_with(self.store.executions.insert(handle.new_doc))
+                handle.new_doc = None
             try:
                 graph = self.graph_for(state.workflow, state.workflowVersion)
                 walker = Walker(graph, self.catalog, self.run_node, _Hooks(checkpointer, handle), self.limits)

@@ -115,7 +115,7 @@ class RunnerService(pb_grpc.RunnerServiceServicer):  # type: ignore[misc]
         }
         state = self.runtime.new_state(doc["definition"], int(doc["version"]), input_, node_id)
         queue = mode == "onReceived"
-        handle = await self.runtime.start(state, queue=queue)
+        handle = await self.runtime.start(state, queue=queue, respond_early=mode == "responseNode")
         return await self._reply(
             handle, wait=not queue, timeout_ms=request.timeout_ms or 35000, until_response=mode == "responseNode"
         )

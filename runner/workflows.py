@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import grpc
@@ -16,6 +17,9 @@ from .schedule import validate as validate_schedule
 from .scheduler import schedule_nodes
 from .store.workflows import VersionConflict, WorkflowStore, definition_of, webhooks_of
 
+ROUTE_TTL_S = 1.0
+"""How long a webhook route is served from memory before it is looked up again."""
+
 
 def _already(message: str) -> ServiceError:
     return ServiceError(grpc.StatusCode.ALREADY_EXISTS, message, reason="conflict")
@@ -25,6 +29,7 @@ class Workflows:
     def __init__(self, store: WorkflowStore, catalog: NodeCatalog) -> None:
         self.store = store
         self.catalog = catalog
+        self._routes: dict[str, tuple[float, dict[str, Any], str]] = {}
 
     async def get(self, workflow_id: str) -> dict[str, Any]:
         doc = await self.store.get(workflow_id)
@@ -93,9 +98,11 @@ class Workflows:
             await self._check_webhooks(wf_id, definition)
         if existing is not None and existing["definition"] == definition and not existing.get("archived"):
             if bool(existing.get("active")) != active:
+                self.forget_routes()
                 return await self.store.set_flags(wf_id, {"active": active, "updatedAt": now_ms()}) or existing
             return existing
         try:
+            self.forget_routes()
             return await self.store.publish(
                 wf_id,
                 definition,
@@ -119,22 +126,35 @@ class Workflows:
             )
         if active:
             await self._check_webhooks(workflow_id, doc["definition"])
+        self.forget_routes()
         return await self.store.set_flags(workflow_id, {"active": active, "updatedAt": now_ms()}) or doc
 
     async def archive(self, workflow_id: str) -> dict[str, Any]:
         await self.get(workflow_id)
         fields = {"archived": True, "active": False, "archivedAt": now_ms(), "updatedAt": now_ms()}
+        self.forget_routes()
         result = await self.store.set_flags(workflow_id, fields)
         assert result is not None
         return result
 
+    def forget_routes(self) -> None:
+        self._routes.clear()
+
     async def webhook_target(self, method: str, path: str) -> tuple[dict[str, Any], str]:
-        """The active workflow and trigger node serving ``METHOD /webhook/path``; 404 or 405 otherwise."""
+        """The active workflow and trigger node serving ``METHOD /webhook/path``; 404 or 405 otherwise.
+
+        Routes are cached for ``ROUTE_TTL_S``: a change saved through this runner applies at
+        once, one saved through another runner within that time."""
         path = path.strip("/")
-        owners = await self.store.webhook_owners(f"{method.upper()} {path}")
+        key = f"{method.upper()} {path}"
+        cached = self._routes.get(key)
+        if cached is not None and cached[0] > time.monotonic():
+            return cached[1], cached[2]
+        owners = await self.store.webhook_owners(key)
         if owners:
-            doc = await self.get(owners[0]["_id"])
-            node_id = next(h["nodeId"] for h in doc["webhooks"] if h["key"] == f"{method.upper()} {path}")
+            doc = owners[0]
+            node_id = next(h["nodeId"] for h in doc["webhooks"] if h["key"] == key)
+            self._routes[key] = (time.monotonic() + ROUTE_TTL_S, doc, node_id)
             return doc, node_id
         others = await self.store.webhook_path_owners(path)
         allowed = sorted({h["method"] for o in others for h in o["webhooks"] if h["path"] == path})
@@ -168,6 +188,7 @@ class Workflows:
         if current.get("active"):
             await self._check_webhooks(workflow_id, old["definition"])
         try:
+            self.forget_routes()
             return await self.store.publish(
                 workflow_id,
                 old["definition"],
@@ -194,6 +215,7 @@ class Workflows:
             raise not_found(f"built-in workflow {slug!r} no longer ships with this runner")
         if doc["definition"] == definition and not doc.get("archived"):
             return doc
+        self.forget_routes()
         return await self.store.publish(
             workflow_id,
             definition,

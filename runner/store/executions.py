@@ -112,10 +112,15 @@ class ExecutionStore:
         self.col = db[EXECUTIONS]
         self.retention = retention
 
-    async def insert(self, state: ExecutionState, *, now_ms: int, lease: dict[str, JSON] | None) -> None:
+    @staticmethod
+    def new_doc(state: ExecutionState, *, now_ms: int, lease: dict[str, JSON] | None) -> dict[str, JSON]:
         doc = state_to_doc(state)
         doc.update(createdAt=now_ms, updatedAt=now_ms, lease=lease, runner=lease["owner"] if lease else None)
+        return doc
+
+    async def insert(self, doc: dict[str, JSON]) -> bool:
         await self.col.insert_one(doc)
+        return True
 
     async def checkpoint(
         self, execution_id: str, results: dict[str, NodeResult], *, owner: str, extra: dict[str, JSON] | None = None

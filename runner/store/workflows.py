@@ -133,10 +133,8 @@ class WorkflowStore:
         return await self.get(workflow_id)
 
     async def webhook_owners(self, key: str) -> list[dict[str, Any]]:
-        """Active, non-archived workflows serving ``METHOD path`` or any method on that path."""
-        return await self.col.find(
-            {"webhooks.key": key, "active": True, "archived": {"$ne": True}}, {"definition": 1, "webhooks": 1}
-        ).to_list(10)
+        """Active, non-archived workflows serving ``METHOD path`` (whole documents)."""
+        return await self.col.find({"webhooks.key": key, "active": True, "archived": {"$ne": True}}).to_list(10)
 
     async def webhook_path_owners(self, path: str) -> list[dict[str, Any]]:
         return await self.col.find(

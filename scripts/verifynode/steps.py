@@ -235,10 +235,11 @@ def step_wait(ctx: Context, step: Doc) -> None:
             return
         settled = status in TERMINAL
         if settled or time.monotonic() >= deadline:
-            why = "which is final" if settled else f"after {timeout:g} s"
-            error = f" (error: {detail['error']})" if detail.get("error") else ""
             expected = " or ".join(render(w) for w in wanted)
-            raise StepFailure(f"status: expected {expected} within {timeout:g} s, got {render(status)} {why}{error}")
+            if settled:
+                error = f"; error: {detail['error']}" if detail.get("error") else ""
+                raise StepFailure(f"status: expected {expected}, got {render(status)} (final{error})")
+            raise StepFailure(f"status: expected {expected} within {timeout:g} s, got {render(status)}")
         time.sleep(POLL_S)
 
 
@@ -374,9 +375,9 @@ def step_db(ctx: Context, step: Doc) -> None:
     now = time.time_ns() // 1_000_000  # as runner/store/nodedata.py stamps them
     if op == "insert":
         docs = step["documents"] if "documents" in step else [step["document"]]
-        coll.insert_many([{"_id": str(ObjectId()), **d, "_createdAt": now, "_updatedAt": now} for d in docs])
+        coll.insert_many([{"_id": str(ObjectId()), "_createdAt": now, "_updatedAt": now, **d} for d in docs])
     elif op == "update":
-        coll.update_many(step["filter"], {"$set": {**step["set"], "_updatedAt": now}})
+        coll.update_many(step["filter"], {"$set": {"_updatedAt": now, **step["set"]}})
     elif op == "delete":
         coll.delete_many(step["filter"])
     else:
