@@ -15,11 +15,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))  # the runner's packages (bson, pymongo come from the venv)
-sys.path.insert(0, str(HERE))  # verifynode
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/ is not a package: this makes verifynode importable
 
-from verifynode.cli import main  # noqa: E402
+from verifynode.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

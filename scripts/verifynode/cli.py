@@ -17,7 +17,7 @@ from typing import Any
 from verifynode.fixture import Fixture, discover, load, select
 from verifynode.match import FixtureError
 from verifynode.run import Outcome, run_fixture
-from verifynode.stack import ROOT, Endpoints, OwnStack, StackError
+from verifynode.stack import ROOT, Endpoints, OwnStack, StackError, check_reachable
 
 FIXTURES = ROOT / "tests" / "nodes"
 DEFAULT_JOBS = 4
@@ -86,6 +86,7 @@ def expected_seconds(fixture: Fixture) -> float:
 @contextmanager
 def stack_for(args: argparse.Namespace) -> Iterator[Endpoints]:
     if args.url:
+        check_reachable(args.url.rstrip("/"))
         yield Endpoints(
             args.url.rstrip("/"), args.grpc, args.mongodb_uri, args.database, args.fs_root, args.scheduler_clock_file
         )
@@ -124,15 +125,16 @@ def run_all(fixtures: list[Fixture], endpoints: Endpoints, jobs: int) -> list[Ou
         with clock_lock:  # while one moves the scheduler's clock, no other fixture's schedule may fire
             return run_fixture(fixture, endpoints, run_id, node_db)
 
+    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="fixture")
     try:
-        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="fixture") as pool:
-            futures = [pool.submit(run_one, f) for f in order]
-            for future in as_completed(futures):
-                outcome = future.result()
-                with lock:
-                    outcomes.append(outcome)
-                    print(outcome.line(), flush=True)
+        futures = [pool.submit(run_one, f) for f in order]
+        for future in as_completed(futures):
+            outcome = future.result()
+            with lock:
+                outcomes.append(outcome)
+                print(outcome.line(), flush=True)
     finally:
+        pool.shutdown(wait=False, cancel_futures=True)  # on Ctrl-C or SIGTERM: start nothing more
         if node_db is not None:
             node_db.client.close()
     return outcomes
@@ -161,8 +163,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             with stack_for(args) as endpoints:
                 outcomes += run_all(fixtures, endpoints, args.jobs)
         except StackError as exc:
-            print(f"verify-node: could not start the stack: {exc}", file=sys.stderr)
+            print(f"verify-node: {exc}", file=sys.stderr)
             return 2
+        except KeyboardInterrupt:
+            print("verify-node: interrupted; the stack it started is stopped", file=sys.stderr)
+            return 130
     failed = sum(not o.passed for o in outcomes)
     print(f"{len(outcomes) - failed} passed, {failed} failed", flush=True)
     return 1 if failed else 0

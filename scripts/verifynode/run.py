@@ -28,7 +28,9 @@ class Outcome:
     seconds: float = 0.0
 
     def line(self) -> str:
-        return f"PASS {self.name}" if self.passed else f"FAIL {self.name}: {self.message}"
+        """One line per fixture, whatever the messages it quotes hold."""
+        message = self.message.replace("\r", "").replace("\n", "\\n")
+        return f"PASS {self.name}" if self.passed else f"FAIL {self.name}: {message}"
 
 
 def fixture_key(name: str, run_id: str) -> str:

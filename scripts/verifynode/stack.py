@@ -66,6 +66,7 @@ class OwnStack:
     endpoints: Endpoints | None = None
 
     def start(self) -> Endpoints:
+        """Start the three processes; StackError (with the failing one's log) when one does not come up."""
         files = self.tmp / "data" / "files"
         files.mkdir(parents=True)
         mongo_port, grpc_port, http_port = free_port(), free_port(), free_port()
@@ -125,17 +126,21 @@ class OwnStack:
             shutil.rmtree(self.tmp, ignore_errors=True)
 
 
+def _start_failed(proc: _Proc, why: str) -> StackError:
+    return StackError(f"could not start the stack: {proc.name} {why}; its log ends:\n{proc.tail()}")
+
+
 def _wait_port(port: int, proc: _Proc) -> None:
     end = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < end:
         if proc.popen.poll() is not None:
-            raise StackError(f"{proc.name} exited with status {proc.popen.returncode}:\n{proc.tail()}")
+            raise _start_failed(proc, f"exited with status {proc.popen.returncode}")
         with socket.socket() as s:
             s.settimeout(0.2)
             if s.connect_ex(("127.0.0.1", port)) == 0:
                 return
         time.sleep(0.05)
-    raise StackError(f"{proc.name} did not listen on 127.0.0.1:{port} within {START_TIMEOUT_S:.0f} s:\n{proc.tail()}")
+    raise _start_failed(proc, f"did not listen on 127.0.0.1:{port} within {START_TIMEOUT_S:.0f} s")
 
 
 def _wait_healthy(url: str, proc: _Proc) -> None:
@@ -143,7 +148,7 @@ def _wait_healthy(url: str, proc: _Proc) -> None:
     last = "no answer"
     while time.monotonic() < end:
         if proc.popen.poll() is not None:
-            raise StackError(f"{proc.name} exited with status {proc.popen.returncode}:\n{proc.tail()}")
+            raise _start_failed(proc, f"exited with status {proc.popen.returncode}")
         try:
             with urllib.request.urlopen(url + "/healthz", timeout=2) as resp:
                 if resp.status == 200:
@@ -153,4 +158,18 @@ def _wait_healthy(url: str, proc: _Proc) -> None:
         except OSError as err:
             last = str(err)
         time.sleep(0.1)
-    raise StackError(f"{proc.name} at {url} not healthy within {START_TIMEOUT_S:.0f} s ({last}):\n{proc.tail()}")
+    raise _start_failed(proc, f"at {url} not healthy within {START_TIMEOUT_S:.0f} s ({last})")
+
+
+def check_reachable(url: str) -> None:
+    """A given stack must answer /healthz with 200 (runner and database reachable) before fixtures run."""
+    try:
+        with urllib.request.urlopen(url + "/healthz", timeout=5) as resp:
+            if resp.status == 200:
+                return
+            problem = f"answered {resp.status}"
+    except urllib.error.HTTPError as err:
+        problem = f"answered {err.code}: {err.read()[:300].decode(errors='replace')}"
+    except OSError as err:
+        problem = str(err)
+    raise StackError(f"the stack at {url} is not healthy: {url}/healthz {problem}")

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT
+from tests.integration.conftest import stack, stack_env  # noqa: F401  (the real-stack fixtures, for tests here)
 
 SCRIPTS = ROOT / "scripts"
 if str(SCRIPTS) not in sys.path:

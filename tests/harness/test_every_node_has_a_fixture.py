@@ -11,7 +11,8 @@ from .conftest import FIXTURES, ROOT
 
 def node_types() -> set[str]:
     nodes = ROOT / "nodes"
-    return {p.relative_to(nodes).with_suffix("").as_posix() for p in nodes.glob("*/*.py") if not p.name.startswith("_")}
+    scripts = [p for p in nodes.rglob("*.py") if not any(part.startswith("_") for part in p.relative_to(nodes).parts)]
+    return {p.relative_to(nodes).with_suffix("").as_posix() for p in scripts}
 
 
 def test_every_node_type_has_a_fixture() -> None:

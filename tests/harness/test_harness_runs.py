@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from tests.integration.conftest import Stack
+
 from .conftest import FIXTURES, run_harness
 
 RESPOND = {
@@ -109,3 +111,37 @@ def test_every_fixture_in_tests_nodes_passes() -> None:
     failures = [line for line in result.stdout.splitlines() if line.startswith("FAIL")]
     assert result.returncode == 0 and not failures, "\n".join(failures) + result.stderr[-3000:]
     assert result.stdout.splitlines()[-1].endswith(" passed, 0 failed")
+
+
+def test_runs_against_a_given_stack_with_db_and_fs_steps(stack: Stack, write_fixture: Callable[..., Path]) -> None:
+    code = (
+        "def main(input):\n"
+        "    row = smartbotic.db.collection('{{collection:prices}}').findOne({'sku': 'A1'})\n"
+        "    smartbotic.fs.writeFile('{{fixtureDir}}/out.txt', str(row['price'] * 2))\n"
+        "    return {'double': row['price'] * 2}"
+    )
+    good = write_fixture(
+        "given-stack",
+        "core/code",
+        {
+            "nodes": [
+                {"id": "start", "type": "triggers/manual"},
+                {"id": "c", "type": "core/code", "config": {"code": code}},
+            ],
+            "connections": [{"from": "start", "to": "c"}],
+        },
+        [
+            {"step": "db", "op": "insert", "collection": "prices", "document": {"sku": "A1", "price": 4}},
+            {"step": "execute", "input": {}},
+            {"step": "expect", "status": "completed", "output": {"double": 8}},
+            {"step": "fs", "op": "check", "path": "out.txt", "content": "8"},
+        ],
+    )
+    files = stack.tmp / "data" / "files"
+    result = run_harness(
+        "--url", stack.http_url, "--grpc", stack.grpc_target, "--mongodb-uri", stack.mongo_uri,
+        "--database", stack.db_name, "--fs-root", str(files), str(good),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.splitlines() == ["PASS given-stack", "1 passed, 0 failed"]
+    assert "started a stack" not in result.stderr
