@@ -175,17 +175,18 @@ def test_new_york_spring_forward_runs_the_skipped_job_at_three() -> None:
     "cron", ["30 2 * * *", "0,30 2 * * *", "*/20 2 * * *", "30 * * * *", "*/7 * * * *", "0 3 * * *"]
 )
 @pytest.mark.parametrize("day", [SPRING, AUTUMN], ids=["spring", "autumn"])
-def test_minute_by_minute_ticks_fire_the_same_minutes_as_one_window(
-    cron: str, day: tuple[datetime, datetime]
-) -> None:
+def test_minute_by_minute_ticks_fire_the_same_minutes_as_one_window(cron: str, day: tuple[datetime, datetime]) -> None:
     """The scheduler asks minute by minute; across a DST change that must agree with the whole-day answer."""
     whole = due_minutes(cron, "Europe/Berlin", *day)
     step, minute = [], day[0]
     while minute < day[1]:
         step += due_minutes(cron, "Europe/Berlin", minute, minute + MIN)
         minute += MIN
-    by_match = [m for m in (day[0] + MIN * i for i in range(1, int((day[1] - day[0]) / MIN) + 1))
-                if matches(cron, "Europe/Berlin", m)]
+    by_match = [
+        m
+        for m in (day[0] + MIN * i for i in range(1, int((day[1] - day[0]) / MIN) + 1))
+        if matches(cron, "Europe/Berlin", m)
+    ]
     assert step == whole == by_match
 
 

@@ -291,3 +291,15 @@ async def test_disabled_node_passes_its_input_through(kit: Kit) -> None:
     assert state.results["t"].status == "skipped"
     assert state.results["after"].output == {"a": 1}
     assert "t" not in kit.ran
+
+
+async def test_max_duration_guard_counts_running_time_and_names_the_guard(kit: Kit) -> None:
+    w = wf(
+        [manual(), n("a"), n("b"), n("c"), n("d")],
+        [c("start", "a"), c("a", "b"), c("b", "c"), c("c", "d")],
+        settings={"maxDurationSeconds": 0.05},
+    )
+    state, _ = await kit.run(w, {})
+    assert state.status == "failed"
+    assert "maxDurationSeconds" in (state.error or "")
+    assert "d" not in state.results
