@@ -9,7 +9,7 @@ from ._proto import workflow_pb2 as pb
 from .engine.model import JSON, ExecutionState
 from .errors import invalid
 
-STATUS_TO_PB = {
+STATUS_TO_PB: dict[str, pb.ExecutionStatus] = {
     "pending": pb.EXECUTION_STATUS_PENDING,
     "running": pb.EXECUTION_STATUS_RUNNING,
     "completed": pb.EXECUTION_STATUS_COMPLETED,

@@ -73,6 +73,14 @@ def _wait_port(port: int, proc: subprocess.Popen[bytes], what: str) -> None:
     raise SystemExit(f"bench: {what} did not start")
 
 
+def _spawn_module(module: str, env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", module], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    _wait_port(port, proc, module)
+    return proc
+
+
 @contextmanager
 def own_stack(
     *, runners: int = 1, webserver: bool = False, env_extra: dict[str, str] | None = None
@@ -111,32 +119,14 @@ def own_stack(
         for i in range(runners):
             gport = free_port()
             env = {**base, "SMARTBOTIC_GRPC_ADDR": f"127.0.0.1:{gport}", "SMARTBOTIC_RUNNER_ID": f"bench{i}"}
-            procs.append(
-                subprocess.Popen(
-                    [sys.executable, "-m", "runner"],
-                    cwd=ROOT,
-                    env=env,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                )
-            )
-            _wait_port(gport, procs[-1], "runner")
+            procs.append(_spawn_module("runner", env, gport))
             targets.append(f"127.0.0.1:{gport}")
             runner_pids[f"bench{i}"] = procs[-1].pid
         http_url = ""
         if webserver:
             hport = free_port()
             env = {**base, "SMARTBOTIC_HTTP_PORT": str(hport), "SMARTBOTIC_RUNNER_TARGET": targets[0]}
-            procs.append(
-                subprocess.Popen(
-                    [sys.executable, "-m", "webserver"],
-                    cwd=ROOT,
-                    env=env,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                )
-            )
-            _wait_port(hport, procs[-1], "webserver")
+            procs.append(_spawn_module("webserver", env, hport))
             http_url = f"http://127.0.0.1:{hport}"
         yield Target(targets[0], uri, "bench", http_url, [p.pid for p in procs], runner_pids)
     finally:

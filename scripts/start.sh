@@ -4,9 +4,5 @@
 # MongoDB (unless MONGODB_URI is set), the runner and the webserver.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import runner, grpc, secantus" 2>/dev/null; then
-  python3 -m venv .venv
-  .venv/bin/pip install --quiet --upgrade pip
-  .venv/bin/pip install --quiet -e ".[embedded]"
-fi
+source scripts/ensure-venv.sh "embedded" "runner, grpc, secantus"
 exec .venv/bin/python scripts/start.py "$@"

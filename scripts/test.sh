@@ -5,11 +5,7 @@
 # Arguments go to pytest (and skip the fixture run), e.g. scripts/test.sh tests/unit -q
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import runner, grpc, secantus, pytest, mypy" 2>/dev/null; then
-  python3 -m venv .venv
-  .venv/bin/pip install --quiet --upgrade pip
-  .venv/bin/pip install --quiet -e ".[embedded,dev]"
-fi
+source scripts/ensure-venv.sh "embedded,dev" "runner, grpc, secantus, pytest, mypy"
 .venv/bin/python scripts/gen_protos.py --check
 .venv/bin/ruff check .
 .venv/bin/mypy

@@ -7,16 +7,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from runner._proto import workflow_pb2 as pb
+from runner.convert import STATUS_TO_PB
 from webserver.errors import ApiError
 
-STATUS_BY_NAME: dict[str, pb.ExecutionStatus] = {
-    "pending": pb.EXECUTION_STATUS_PENDING,
-    "running": pb.EXECUTION_STATUS_RUNNING,
-    "completed": pb.EXECUTION_STATUS_COMPLETED,
-    "failed": pb.EXECUTION_STATUS_FAILED,
-    "cancelled": pb.EXECUTION_STATUS_CANCELLED,
-    "waiting": pb.EXECUTION_STATUS_WAITING,
-}
+STATUS_BY_NAME: dict[str, pb.ExecutionStatus] = STATUS_TO_PB
 """REST's lower-case names (DESIGN §4)."""
 STATUS_NAMES: dict[int, str] = {int(value): name for name, value in STATUS_BY_NAME.items()}
 

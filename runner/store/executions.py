@@ -45,17 +45,10 @@ class Retention:
         return None  # running, queued, or waiting without an expiry: kept until it ends
 
 
-def state_to_doc(state: ExecutionState) -> dict[str, JSON]:
+def walk_fields(state: ExecutionState) -> dict[str, JSON]:
+    """What a walk changes on an execution (besides node results)."""
     return {
-        "_id": state.id,
-        "workflowId": state.workflow_id,
-        "workflowName": state.workflow.get("name", ""),
-        "workflowVersion": state.workflowVersion,
-        "workflowSnapshot": state.workflow,
-        "triggerNodeId": state.triggerNodeId,
         "status": state.status,
-        "input": state.input,
-        "results": {k: r.to_doc() for k, r in state.results.items()},
         "output": state.output,
         "error": state.error,
         "errorNodeId": state.errorNodeId,
@@ -66,7 +59,21 @@ def state_to_doc(state: ExecutionState) -> dict[str, JSON]:
         "variables": state.variables,
         "pause": state.pause.to_doc() if state.pause else None,
         "lastKey": state.lastKey,
+        "triggerNodeId": state.triggerNodeId,
+    }
+
+
+def state_to_doc(state: ExecutionState) -> dict[str, JSON]:
+    return {
+        "_id": state.id,
+        "workflowId": state.workflow_id,
+        "workflowName": state.workflow.get("name", ""),
+        "workflowVersion": state.workflowVersion,
+        "workflowSnapshot": state.workflow,
+        "input": state.input,
+        "results": {k: r.to_doc() for k, r in state.results.items()},
         "startedAt": state.startedAt,
+        **walk_fields(state),
     }
 
 
@@ -144,18 +151,7 @@ class ExecutionStore:
     ) -> bool:
         """Write the walk's outcome (finished or waiting) and give up the lease, if still ours."""
         fields: dict[str, JSON] = {
-            "status": state.status,
-            "output": state.output,
-            "error": state.error,
-            "errorNodeId": state.errorNodeId,
-            "webhookResponse": state.webhookResponse,
-            "webhookResponseNode": state.webhookResponseNode,
-            "warnings": state.warnings,
-            "steps": state.steps,
-            "variables": state.variables,
-            "lastKey": state.lastKey,
-            "triggerNodeId": state.triggerNodeId,
-            "pause": state.pause.to_doc() if state.pause else None,
+            **walk_fields(state),
             "updatedAt": now_ms,
             "lease": None,
             "expireAt": self.retention.expire_at(state, now_ms),

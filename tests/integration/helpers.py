@@ -9,18 +9,9 @@ from typing import Any
 
 from runner._proto import workflow_pb2 as pb
 from runner._proto import workflow_pb2_grpc
+from runner.convert import PB_TO_STATUS
 
-STATUS = {
-    v: k
-    for k, v in {
-        "pending": pb.EXECUTION_STATUS_PENDING,
-        "running": pb.EXECUTION_STATUS_RUNNING,
-        "completed": pb.EXECUTION_STATUS_COMPLETED,
-        "failed": pb.EXECUTION_STATUS_FAILED,
-        "cancelled": pb.EXECUTION_STATUS_CANCELLED,
-        "waiting": pb.EXECUTION_STATUS_WAITING,
-    }.items()
-}
+STATUS = PB_TO_STATUS
 
 
 def node(node_id: str, type_: str, **config: Any) -> dict[str, Any]:
