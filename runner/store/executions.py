@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -218,6 +219,26 @@ class ExecutionStore:
         cursor = self.col.find(query, {"_id": 1, "status": 1, "pause": 1, "lease": 1, "wakeAt": 1})
         return await cursor.sort(sort).limit(limit).to_list(limit)
 
+    async def _newest_first(
+        self, query: dict[str, JSON], field: str, newest: float, limit: int
+    ) -> list[dict[str, Any]]:
+        """The ``limit`` newest matches, read through a time window that widens until it holds them.
+
+        A sorted query reads every match before it can return the first (the embedded server
+        sorts in memory), so a page of 100,000 waiting executions would read all of them. The
+        window bounds what is read to a few pages' worth; on mongod it costs nothing extra."""
+        window = 1000.0
+        while True:
+            lower = newest - window
+            bounded = dict(query)
+            if lower > 0:
+                bounded[field] = {"$gte": lower}
+            cursor = self.col.find(bounded, HEAVY_FIELDS).sort([(field, -1), ("_id", -1)]).limit(limit)
+            docs = await cursor.to_list(limit)
+            if len(docs) >= limit or lower <= 0:
+                return docs
+            window *= 8
+
     async def list_page(
         self, *, status: str | None, workflow_id: str | None, page_size: int, page_token: str | None
     ) -> tuple[list[dict[str, Any]], str | None]:
@@ -228,11 +249,14 @@ class ExecutionStore:
         if workflow_id:
             query["workflowId"] = workflow_id
         sort_field = "waitingSince" if status == "waiting" else "createdAt"
+        newest = time.time() * 1000
         if page_token:
             last_value, last_id = decode_page_token(page_token)
+            if not isinstance(last_value, int | float) or not isinstance(last_id, str):
+                raise ValueError("page_token is not one this server issued")
             query["$or"] = [{sort_field: {"$lt": last_value}}, {sort_field: last_value, "_id": {"$lt": last_id}}]
-        cursor = self.col.find(query, HEAVY_FIELDS).sort([(sort_field, -1), ("_id", -1)]).limit(page_size + 1)
-        docs = await cursor.to_list(page_size + 1)
+            newest = last_value
+        docs = await self._newest_first(query, sort_field, newest, page_size + 1)
         next_token = None
         if len(docs) > page_size:
             docs = docs[:page_size]
