@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 from typing import Any
 
 from .engine.model import ResumeAnswer
@@ -24,12 +25,16 @@ from .store.schedules import ScheduleStore
 
 log = logging.getLogger(__name__)
 BATCH = 20
+CLOCK_SKEW_MS = 30_000
+"""How far behind another runner's clock may be when it stamps createdAt on queued work."""
 
 
 class Background:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self._tasks: list[asyncio.Task[None]] = []
+        self._pending_floor = 0
+        self._floor_reset = 0
         clock_file = runtime.settings.scheduler_clock_file
         self.clock: Clock = file_clock(clock_file) if clock_file else wall_clock
         self.scheduler = Scheduler(runtime.store.workflows, ScheduleStore(runtime.store.db), start_queued(runtime))
@@ -49,12 +54,16 @@ class Background:
     async def _loop(self, step: Any, interval: float, *, wake: bool = False) -> None:
         event = self.runtime.work_available
         while True:
+            busy = False
             try:
-                await step()
+                busy = bool(await step())
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.exception("background step %s failed; retrying", step.__name__)
+            if busy and self._free():  # a full batch: more is probably waiting
+                await asyncio.sleep(0)
+                continue
             if wake:
                 event.clear()
                 try:
@@ -67,13 +76,16 @@ class Background:
     def _free(self) -> int:
         return max(0, 64 - len(self.runtime.handles))
 
-    async def tick(self) -> None:
+    async def tick(self) -> bool:
+        """One round of looking for work; True when a batch was full (look again at once)."""
+        busy = False
         if self._free():
-            await self.claim_queued()
+            busy |= await self.claim_queued()
         if self._free():
-            await self.wake_due()
+            busy |= await self.wake_due()
         if self._free():
             await self.take_over_lapsed()
+        return busy
 
     async def fire_schedules(self) -> None:
         now = self.clock()
@@ -97,30 +109,63 @@ class Background:
             doc["_id"], expected, owner=self.runtime.runner_id, lease_until=lease["until"], now_ms=now_ms(), spent=spent
         ):
             return False
-        full = await store.get(doc["_id"])
+        full = doc if "workflowSnapshot" in doc else await store.get(doc["_id"])
         if full is None:
             return False
         await self.runtime.continue_stored(full, resume)
         return True
 
-    async def claim_queued(self) -> None:
-        store = self.runtime.store.executions
-        docs = await store.find_ids({"status": "pending"}, sort=[("createdAt", 1)], limit=min(BATCH, self._free()))
-        for doc in docs:
-            await self._claim_and_run(doc, {"status": "pending"}, None)
-
-    async def wake_due(self) -> None:
+    async def _oldest_pending(self, limit: int) -> list[dict[str, Any]]:
+        """The oldest queued executions, read through a createdAt window that starts at the oldest one
+        seen last time and widens until it holds ``limit`` (a query that matches the whole queue
+        reads all of it on the embedded server). Once a minute the window starts from zero again,
+        to catch executions queued by a runner whose clock runs behind."""
         store = self.runtime.store.executions
         now = now_ms()
-        docs = await store.find_ids(
-            {"status": "waiting", "wakeAt": {"$lte": now}}, sort=[("wakeAt", 1)], limit=min(BATCH, self._free())
-        )
+        if now - self._floor_reset > 60_000:
+            self._pending_floor, self._floor_reset = 0, now
+        floor, window = self._pending_floor, 2000
+        while True:
+            upper = floor + window
+            query = {"status": "pending", "createdAt": {"$gte": floor, "$lt": upper}}
+            docs = await store.find_ids(query, sort=[("createdAt", 1)], limit=limit, whole=True)
+            if len(docs) >= limit or upper > now + CLOCK_SKEW_MS:
+                break
+            window *= 8
+        self._pending_floor = docs[0]["createdAt"] if docs else max(floor, now - CLOCK_SKEW_MS)
+        return docs
+
+    async def claim_queued(self) -> bool:
+        """Oldest first; each runner tries them in its own random order, so that several runners
+        draining one queue rarely collide on the same execution."""
+        want = min(BATCH, self._free())
+        docs = await self._oldest_pending(want * 2)
+        random.shuffle(docs)
+        claimed = 0
+        for doc in docs:
+            if claimed >= want:
+                break
+            claimed += await self._claim_and_run(doc, {"status": "pending"}, None)
+        return len(docs) >= want * 2
+
+    async def wake_due(self) -> bool:
+        store = self.runtime.store.executions
+        now = now_ms()
+        limit = min(BATCH, self._free())
+        due = {"status": "waiting", "wakeAt": {"$lte": now}}
+        docs = await store.find_ids(due, sort=[("wakeAt", 1)], limit=limit, whole=True)
         for doc in docs:
             pause = doc.get("pause") or {}
             key = pause.get("key")
             if not key:
                 continue
-            expected = {"status": "waiting", "pause.key": key, "wakeAt": doc.get("wakeAt")}
+            # the version too: a migrate between this read and the claim makes the claim fail
+            expected = {
+                "status": "waiting",
+                "pause.key": key,
+                "wakeAt": doc.get("wakeAt"),
+                "workflowVersion": doc.get("workflowVersion"),
+            }
             kind = pause.get("kind")
             spent = None
             if kind in ("approval", "event"):
@@ -132,6 +177,7 @@ class Background:
                 answer = ResumeAnswer(key=key)
             if await self._claim_and_run(doc, expected, answer, spent):
                 log.info("execution %s: %s pause at %s ended (due)", doc["_id"], kind, key)
+        return len(docs) >= limit
 
     async def take_over_lapsed(self) -> None:
         store = self.runtime.store.executions

@@ -203,6 +203,7 @@ class Runtime:
                 handle.settled.set()
                 handle.responded.set()
                 self.handles.pop(state.id, None)
+                self.work_available.set()  # capacity freed: look for queued work
         for hook in self.after_finish:
             try:
                 await hook(state, handle.token)

@@ -214,9 +214,11 @@ class ExecutionStore:
         return res.modified_count
 
     async def find_ids(
-        self, query: dict[str, JSON], *, sort: list[tuple[str, int]], limit: int
+        self, query: dict[str, JSON], *, sort: list[tuple[str, int]], limit: int, whole: bool = False
     ) -> list[dict[str, Any]]:
-        cursor = self.col.find(query, {"_id": 1, "status": 1, "pause": 1, "lease": 1, "wakeAt": 1})
+        """Candidates for a claim: the fields a claim's filter needs, or ``whole`` documents."""
+        fields = None if whole else {"_id": 1, "status": 1, "pause": 1, "lease": 1, "wakeAt": 1, "createdAt": 1}
+        cursor = self.col.find(query, fields)
         return await cursor.sort(sort).limit(limit).to_list(limit)
 
     async def _newest_first(
