@@ -357,13 +357,16 @@ def workload_resume(target: Target, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def workload_pending(target: Target, args: argparse.Namespace) -> dict[str, Any]:
-    """GET /api/v1/executions/pending, first page, with args.waiting waiting executions stored."""
+    """GET /api/v1/executions/pending, first and second page, with args.waiting waiting executions
+    stored, paused evenly over the last args.span_s seconds (default: a week)."""
     client: MongoClient[dict[str, Any]] = MongoClient(target.mongodb_uri)
     col = client[target.database]["executions"]
     now = int(time.time() * 1000)
     snapshot = {"id": "bench-pending", "name": "bench pending", "nodes": [], "connections": []}
     batch = []
+    step = max(1, int(args.span_s * 1000 / args.waiting))
     for i in range(args.waiting):
+        since = now - i * step
         batch.append(
             {
                 "_id": f"p{i:07d}",
@@ -374,9 +377,9 @@ def workload_pending(target: Target, args: argparse.Namespace) -> dict[str, Any]
                 "status": "waiting",
                 "input": {"i": i},
                 "results": {"ask": {"status": "waiting"}},
-                "startedAt": now - i,
-                "createdAt": now - i,
-                "waitingSince": now - i,
+                "startedAt": since,
+                "createdAt": since,
+                "waitingSince": since,
                 "wakeAt": now + 86400_000,
                 "pause": {
                     "nodeId": "ask",
@@ -384,7 +387,7 @@ def workload_pending(target: Target, args: argparse.Namespace) -> dict[str, Any]
                     "kind": "approval",
                     "reason": f"item {i}",
                     "expiresAt": now + 86400_000,
-                    "waitingSince": now - i,
+                    "waitingSince": since,
                     "tokenHash": "0" * 64,
                 },
             }
@@ -633,6 +636,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=20.0, help="webhook: load duration")
     parser.add_argument("--clients", type=int, default=32, help="webhook: concurrent clients")
     parser.add_argument("--waiting", type=int, default=100_000, help="pending: waiting executions stored")
+    parser.add_argument("--span-s", type=float, default=7 * 86400, help="pending: waits spread over this")
     parser.add_argument("--fanout", type=int, default=1000, help="fanout: queued executions")
     parser.add_argument("--waits", type=int, default=50, help="waits: durable waits measured")
     parser.add_argument("--lease", type=float, default=5.0, help="takeover: SMARTBOTIC_LEASE_SECONDS")

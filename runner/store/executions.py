@@ -222,19 +222,22 @@ class ExecutionStore:
         return await cursor.sort(sort).limit(limit).to_list(limit)
 
     async def _newest_first(
-        self, query: dict[str, JSON], field: str, newest: float, limit: int
+        self, query: dict[str, JSON], field: str, below: float | None, limit: int
     ) -> list[dict[str, Any]]:
-        """The ``limit`` newest matches, read through a time window that widens until it holds them.
+        """The ``limit`` newest matches (``field`` below ``below`` when given), read through a time
+        window that widens until it holds them.
 
-        A sorted query reads every match before it can return the first (the embedded server
-        sorts in memory), so a page of 100,000 waiting executions would read all of them. The
-        window bounds what is read to a few pages' worth; on mongod it costs nothing extra."""
+        The embedded server reads every match of a query before it returns the first, sorted or
+        not, so a page of 100,000 waiting executions would read all of them. The window bounds
+        what is read to the matches in it; on mongod, which walks the index, it costs nothing."""
+        newest = below if below is not None else time.time() * 1000 + 60_000
         window = 1000.0
         while True:
             lower = newest - window
-            bounded = dict(query)
+            bounds: dict[str, float] = {} if below is None else {"$lt": below}
             if lower > 0:
-                bounded[field] = {"$gte": lower}
+                bounds["$gte"] = lower
+            bounded = {**query, field: bounds} if bounds else dict(query)
             cursor = self.col.find(bounded, HEAVY_FIELDS).sort([(field, -1), ("_id", -1)]).limit(limit)
             docs = await cursor.to_list(limit)
             if len(docs) >= limit or lower <= 0:
@@ -244,21 +247,25 @@ class ExecutionStore:
     async def list_page(
         self, *, status: str | None, workflow_id: str | None, page_size: int, page_token: str | None
     ) -> tuple[list[dict[str, Any]], str | None]:
-        """Newest first (by waitingSince for waiting executions), keyset-paginated."""
+        """Newest first (by waitingSince for waiting executions), keyset-paginated: a page token is
+        the last item's (time, id); the next page is its ties with smaller ids, then older items."""
         query: dict[str, JSON] = {}
         if status:
             query["status"] = status
         if workflow_id:
             query["workflowId"] = workflow_id
         sort_field = "waitingSince" if status == "waiting" else "createdAt"
-        newest = time.time() * 1000
+        want = page_size + 1
         if page_token:
             last_value, last_id = decode_page_token(page_token)
             if not isinstance(last_value, int | float) or not isinstance(last_id, str):
                 raise ValueError("page_token is not one this server issued")
-            query["$or"] = [{sort_field: {"$lt": last_value}}, {sort_field: last_value, "_id": {"$lt": last_id}}]
-            newest = last_value
-        docs = await self._newest_first(query, sort_field, newest, page_size + 1)
+            ties_query = {**query, sort_field: last_value, "_id": {"$lt": last_id}}
+            docs = await self.col.find(ties_query, HEAVY_FIELDS).sort("_id", -1).limit(want).to_list(want)
+            if len(docs) < want:
+                docs += await self._newest_first(query, sort_field, last_value, want - len(docs))
+        else:
+            docs = await self._newest_first(query, sort_field, None, want)
         next_token = None
         if len(docs) > page_size:
             docs = docs[:page_size]
