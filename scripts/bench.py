@@ -413,6 +413,7 @@ def workload_pending(target: Target, args: argparse.Namespace) -> dict[str, Any]
     return {
         "workload": "pending",
         "waiting": args.waiting,
+        "span_s": args.span_s,
         "first_page_p50_ms": round(statistics.median(times), 1),
         "first_page_p99_ms": round(pct(times, 99), 1),
         "second_page_ms": round(second, 1),
