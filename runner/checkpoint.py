@@ -6,6 +6,10 @@ the previous write, so a run of fast nodes costs one round trip per batch,
 not per node. Before anything leaves the runner (the final state, a webhook
 response, a pause) the queue is drained.
 
+A result never waits longer than one write plus ``LINGER_SECONDS`` (50 ms):
+when a write finishes and results are queued, they go out with the next
+settled node or after that short linger, whichever comes first.
+
 Guarantee: a node whose result was written never runs again. A node whose
 result was still queued when the runner died runs again on the runner that
 takes the execution over, like a node interrupted mid-run.
@@ -25,6 +29,10 @@ class Aborted(Exception):
     """The execution is no longer this runner's to write: cancelled, or taken over."""
 
 
+LINGER_SECONDS = 0.05
+"""How long settled results may wait for a following node before they are written on their own."""
+
+
 class Checkpointer:
     def __init__(self, store: ExecutionStore, state: ExecutionState, owner: str) -> None:
         self._store = store
@@ -32,12 +40,13 @@ class Checkpointer:
         self._owner = owner
         self._queued: dict[str, NodeResult] = {}
         self._inflight: asyncio.Task[bool] | None = None
+        self._kick: asyncio.TimerHandle | None = None
         self.aborted = False
 
     def begin_with(self, first_write: Coroutine[Any, Any, bool]) -> None:
         """Make ``first_write`` (the insert of a new execution) the first write in flight: the walk
         starts at once, and what settles meanwhile goes out with the next write."""
-        self._inflight = asyncio.create_task(first_write)
+        self._watch(asyncio.create_task(first_write))
 
     async def add(self, key: str, result: NodeResult) -> None:
         self._queued[key] = result
@@ -48,11 +57,28 @@ class Checkpointer:
         self._start()
 
     def _start(self) -> None:
+        if self._kick is not None:
+            self._kick.cancel()
+            self._kick = None
         batch, self._queued = self._queued, {}
         extra = {"steps": self._state.steps, "lastKey": self._state.lastKey}
-        self._inflight = asyncio.create_task(
-            self._store.checkpoint(self._state.id, batch, owner=self._owner, extra=extra)
-        )
+        self._watch(asyncio.create_task(self._store.checkpoint(self._state.id, batch, owner=self._owner, extra=extra)))
+
+    def _watch(self, task: asyncio.Task[bool]) -> None:
+        self._inflight = task
+        task.add_done_callback(self._written)
+
+    def _written(self, task: asyncio.Task[bool]) -> None:
+        """A write finished: results that settled meanwhile go out after a short linger, unless a
+        following node settles first (a slow node must not hold back its predecessors' results)."""
+        if task is self._inflight and self._queued and self._kick is None:
+            self._kick = asyncio.get_running_loop().call_later(LINGER_SECONDS, self._linger_over)
+
+    def _linger_over(self) -> None:
+        self._kick = None
+        inflight = self._inflight
+        if self._queued and inflight is not None and inflight.done() and task_ok(inflight):
+            self._start()
 
     async def _collect(self) -> None:
         task, self._inflight = self._inflight, None
@@ -63,8 +89,13 @@ class Checkpointer:
     async def drain(self) -> dict[str, NodeResult]:
         """Wait for the write in flight; return what is still queued (for the final write)."""
         try:
+            while self._inflight is not None and not self._inflight.done():
+                await asyncio.wait([self._inflight])
             await self._collect()
         finally:
+            if self._kick is not None:
+                self._kick.cancel()
+                self._kick = None
             queued, self._queued = self._queued, {}
         return queued
 
@@ -74,3 +105,7 @@ class Checkpointer:
             self._queued = queued
             self._start()
             await self._collect()
+
+
+def task_ok(task: asyncio.Task[bool]) -> bool:
+    return not task.cancelled() and task.exception() is None and task.result() is True
