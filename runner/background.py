@@ -19,7 +19,7 @@ from typing import Any
 
 from .engine.model import ResumeAnswer
 from .resume import spent_record
-from .runtime import Runtime, now_ms
+from .runtime import MAX_RUNNING, Runtime, now_ms
 from .scheduler import Clock, Scheduler, file_clock, start_queued, wall_clock
 from .store.schedules import ScheduleStore
 
@@ -74,7 +74,7 @@ class Background:
                 await asyncio.sleep(interval)
 
     def _free(self) -> int:
-        return max(0, 64 - len(self.runtime.handles))
+        return max(0, MAX_RUNNING - len(self.runtime.handles))
 
     async def tick(self) -> bool:
         """One round of looking for work; True when a batch was full (look again at once)."""
@@ -124,7 +124,9 @@ class Background:
         now = now_ms()
         if now - self._floor_reset > 60_000:
             self._pending_floor, self._floor_reset = 0, now
-        floor, window = self._pending_floor, 2000
+        floor = self._pending_floor
+        # a recent floor: one query up to now; an old one (or zero): small windows, widening
+        window = now + CLOCK_SKEW_MS - floor if now - floor < 300_000 else 2000
         while True:
             upper = floor + window
             query = {"status": "pending", "createdAt": {"$gte": floor, "$lt": upper}}

@@ -1,14 +1,13 @@
 """Write-behind checkpoints: node results reach MongoDB without making every node wait.
 
-A settled node's result is queued; while one write is in flight, later results
-gather and go out together in the next one. The walk waits for nothing but
-the previous write, so a run of fast nodes costs one round trip per batch,
-not per node. Before anything leaves the runner (the final state, a webhook
-response, a pause) the queue is drained.
-
-A result never waits longer than one write plus ``LINGER_SECONDS`` (50 ms):
-when a write finishes and results are queued, they go out with the next
-settled node or after that short linger, whichever comes first.
+A settled node's result is queued and written after a short linger
+(``LINGER_SECONDS``, 50 ms), together with everything else that settled
+meanwhile; one write is in flight at a time. The walk never waits for a
+write, so a run of fast nodes costs one round trip per 50 ms, not per node,
+and a workflow that finishes within the linger costs its insert and its final
+write only. Before anything leaves the runner (the final state, an early
+webhook response, a pause) the queue is drained. A result waits at most the
+linger plus the write in flight.
 
 Guarantee: a node whose result was written never runs again. A node whose
 result was still queued when the runner died runs again on the runner that
@@ -54,7 +53,11 @@ class Checkpointer:
             if not self._inflight.done():
                 return
             await self._collect()
-        self._start()
+        self._schedule()
+
+    def _schedule(self) -> None:
+        if self._kick is None:
+            self._kick = asyncio.get_running_loop().call_later(LINGER_SECONDS, self._linger_over)
 
     def _start(self) -> None:
         if self._kick is not None:
@@ -69,15 +72,16 @@ class Checkpointer:
         task.add_done_callback(self._written)
 
     def _written(self, task: asyncio.Task[bool]) -> None:
-        """A write finished: results that settled meanwhile go out after a short linger, unless a
-        following node settles first (a slow node must not hold back its predecessors' results)."""
-        if task is self._inflight and self._queued and self._kick is None:
-            self._kick = asyncio.get_running_loop().call_later(LINGER_SECONDS, self._linger_over)
+        """A write finished: results that settled meanwhile go out after the linger."""
+        if task is self._inflight and self._queued:
+            self._schedule()
 
     def _linger_over(self) -> None:
         self._kick = None
         inflight = self._inflight
-        if self._queued and inflight is not None and inflight.done() and task_ok(inflight):
+        if not self._queued or (inflight is not None and not inflight.done()):
+            return  # the write in flight schedules the next one when it finishes
+        if inflight is None or task_ok(inflight):
             self._start()
 
     async def _collect(self) -> None:

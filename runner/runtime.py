@@ -30,6 +30,9 @@ from .store.mongo import Store
 
 log = logging.getLogger(__name__)
 
+MAX_RUNNING = 64
+"""Executions one runner runs at once; the background loops claim no more than that."""
+
 AfterFinish = Callable[[ExecutionState, str | None], Awaitable[None]]
 
 
@@ -86,7 +89,7 @@ class Runtime:
         """Run when the walk has settled, before the outcome is stored and callers are told."""
         self.after_finish: list[AfterFinish] = []
         """Run after the outcome is stored (notifications)."""
-        self.capacity = asyncio.Semaphore(64)
+        self.capacity = asyncio.Semaphore(MAX_RUNNING)
         self._graphs: OrderedDict[tuple[str, int], Graph] = OrderedDict()
         self.work_available = asyncio.Event()
 
@@ -203,7 +206,8 @@ class Runtime:
                 handle.settled.set()
                 handle.responded.set()
                 self.handles.pop(state.id, None)
-                self.work_available.set()  # capacity freed: look for queued work
+                if len(self.handles) + 1 >= MAX_RUNNING:
+                    self.work_available.set()  # we were full: look for queued work now
         for hook in self.after_finish:
             try:
                 await hook(state, handle.token)
