@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 
 MAX_RUNNING = 64
 """Executions one runner runs at once; the background loops claim no more than that."""
+SOON_SECONDS = 600.0
+"""Pauses due within this are woken by a timer in the runner that stored them, besides polling."""
 
 AfterFinish = Callable[[ExecutionState, str | None], Awaitable[None]]
 
@@ -208,11 +210,22 @@ class Runtime:
                 self.handles.pop(state.id, None)
                 if len(self.handles) + 1 >= MAX_RUNNING:
                     self.work_available.set()  # we were full: look for queued work now
+        self._wake_when_due(state)
         for hook in self.after_finish:
             try:
                 await hook(state, handle.token)
             except Exception:
                 log.exception("after-finish hook failed for execution %s", state.id)
+
+    def _wake_when_due(self, state: ExecutionState) -> None:
+        """A pause this runner just stored that falls due soon: look for due work right then,
+        rather than at the next poll (other runners find it by polling)."""
+        pause = state.pause
+        if state.status != "waiting" or pause is None or pause.expiresAt is None:
+            return
+        delay = (pause.expiresAt - now_ms()) / 1000
+        if delay < SOON_SECONDS:
+            asyncio.get_running_loop().call_later(max(delay, 0) + 0.005, self.work_available.set)
 
     async def wait(self, handle: RunHandle, timeout_s: float, *, until_response: bool = False) -> None:
         event = handle.responded if until_response else handle.settled
