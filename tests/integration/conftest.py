@@ -53,18 +53,20 @@ class Proc:
 
 def _wait_grpc(target: str, proc: Proc, deadline_s: float = 30.0) -> None:
     channel = grpc.insecure_channel(target)
+    ready = grpc.channel_ready_future(channel)
     try:
         end = time.monotonic() + deadline_s
         while True:
             if proc.popen.poll() is not None:
                 raise RuntimeError(f"{proc.name} exited:\n{proc.output()[-3000:]}")
             try:
-                grpc.channel_ready_future(channel).result(timeout=0.2)
+                ready.result(timeout=0.2)
                 return
             except grpc.FutureTimeoutError:
                 if time.monotonic() > end:
                     raise RuntimeError(f"{proc.name} did not listen on {target}:\n{proc.output()[-3000:]}") from None
     finally:
+        ready.cancel()
         channel.close()
 
 
