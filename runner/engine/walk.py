@@ -7,72 +7,22 @@ and "completed nodes never run again" all follow from that one rule.
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import secrets
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
+from .calls import EngineLimits, NodeCall, NodeOutcomeLike, RunNode, WalkHooks
 from .graph import Graph, config_errors
 from .markers import MarkerError, Markers, output_size, split_markers
 from .model import JSON, ExecutionState, NodeResult, NodeType, Pause, ResumeAnswer, RetryPolicy
+from .scope import StepsView, iso_ms
 from .templating import TemplateError, render
+from .tokens import hash_token, new_token
 
 log = logging.getLogger(__name__)
 
-
-@dataclass(frozen=True)
-class NodeCall:
-    """What the engine asks the node executor to run."""
-
-    execution_id: str
-    workflow_id: str
-    node_id: str
-    key: str
-    node_type: NodeType
-    config: dict[str, JSON]
-    input: JSON
-    execution: dict[str, JSON]
-    entry: str = "execute"
-    answer: JSON = None
-    timeout_seconds: float | None = None
-
-
-class NodeOutcomeLike(Protocol):
-    ok: bool
-    output: JSON
-    error: str | None
-    logs: list[dict[str, JSON]]
-
-
-RunNode = Callable[[NodeCall], Awaitable[NodeOutcomeLike]]
-
-
-class WalkHooks(Protocol):
-    async def node_settled(self, state: ExecutionState, key: str, result: NodeResult) -> None:
-        """A node's result is final for now (checkpoint it)."""
-
-    async def webhook_response(self, state: ExecutionState) -> None:
-        """A node recorded the HTTP response."""
-
-    def now_ms(self) -> int: ...
-
-    async def sleep(self, seconds: float) -> None: ...
-
-
-@dataclass(frozen=True)
-class EngineLimits:
-    """Engine-wide policies; per-workflow settings override the guards."""
-
-    max_output_bytes: int = 1024 * 1024
-    """A node output above this fails the node."""
-    park_retry_after_seconds: float = 5.0
-    """A retry wait longer than this parks the execution instead of sleeping."""
-    max_steps: int = 500
-    """Default maxSteps guard: node runs per execution."""
-    max_duration_seconds: float = 86400.0
-    """Default maxDurationSeconds guard, counted over running time (waits excluded)."""
+__all__ = ["EngineLimits", "NodeCall", "RunNode", "WalkHooks", "Walker", "hash_token", "new_token"]
 
 
 @dataclass
@@ -102,40 +52,6 @@ class _Failed(_Stop):
 class _Attempt:
     result: NodeResult
     markers: Markers | None = None
-
-
-class _Steps(Mapping[str, JSON]):
-    """``steps.<nodeId>`` for templating: the current loop iteration first, then outer scopes."""
-
-    def __init__(self, results: Mapping[str, NodeResult], prefixes: list[str], loops: Mapping[str, JSON]) -> None:
-        self._results = results
-        self._prefixes = prefixes
-        self._loops = loops
-
-    def __getitem__(self, node_id: str) -> JSON:
-        if node_id in self._loops:
-            return self._loops[node_id]
-        for prefix in self._prefixes:
-            res = self._results.get(prefix + node_id)
-            if res is not None and res.status in ("completed", "failed"):
-                return res.output
-        raise KeyError(node_id)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter({k.rsplit("/", 1)[-1] for k in self._results})
-
-    def __len__(self) -> int:
-        return len(self._results)
-
-
-def new_token() -> tuple[str, str]:
-    """A resume token (192 random bits) and its SHA-256, the only form that is stored."""
-    token = secrets.token_urlsafe(24)
-    return token, hash_token(token)
-
-
-def hash_token(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 @dataclass
@@ -261,7 +177,7 @@ class Walker:
                 "at": resume.at,
                 "timeout": resume.timeout,
                 "expiresAt": resume.expiresAt,
-                "expiresAtIso": _iso(resume.expiresAt) if resume.expiresAt else None,
+                "expiresAtIso": iso_ms(resume.expiresAt) if resume.expiresAt else None,
             }
         return resume.payload
 
@@ -498,11 +414,11 @@ class Walker:
         trigger = self._state.results.get(self._state.triggerNodeId or "")
         return {
             "input": trigger.output if trigger is not None and trigger.status == "completed" else self._state.input,
-            "steps": _Steps(self._state.results, prefixes, self._loop_vars),
+            "steps": StepsView(self._state.results, prefixes, self._loop_vars),
             "variables": (wf.get("settings") or {}).get("variables") or {},
             "execution": self._execution_view(),
             "workflow": {"id": wf.get("id"), "name": wf.get("name"), "version": self._state.workflowVersion},
-            "now": _iso(self.hooks.now_ms()),
+            "now": iso_ms(self.hooks.now_ms()),
         }
 
     async def _settle(self, key: str, result: NodeResult) -> None:
@@ -512,12 +428,6 @@ class Walker:
             result.startedAt = result.finishedAt
         self._state.results[key] = result
         await self.hooks.node_settled(self._state, key, result)
-
-
-def _iso(ms: int) -> str:
-    from datetime import UTC, datetime
-
-    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _parse_iso_ms(node_id: str, text: JSON) -> int:

@@ -166,4 +166,4 @@ class WorkflowStore:
     async def active_with_node_type(self, node_type: str) -> list[dict[str, Any]]:
         return await self.col.find(
             {"definition.nodes.type": node_type, "active": True, "archived": {"$ne": True}}
-        ).to_list(1000)
+        ).to_list(None)
