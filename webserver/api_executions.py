@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from aiohttp import web
 
 from runner._proto import workflow_pb2 as pb
@@ -48,25 +51,25 @@ async def run_workflow(request: web.Request) -> web.StreamResponse:
 
 async def list_executions(request: web.Request) -> web.StreamResponse:
     status = request.query.get("status", "")
-    call = pb.ListExecutionsRequest(
-        status=status_from_name(status) if status else pb.EXECUTION_STATUS_UNSPECIFIED,
-        workflow_id=request.query.get("workflowId", ""),
-        page_size=query_int(request, "pageSize"),
-        page_token=request.query.get("pageToken", ""),
-    )
-    reply: pb.ListExecutionsResponse = await stub_of(request).ListExecutions(call, timeout=DEFAULT_RPC_TIMEOUT_S)
-    return web.json_response(page([execution_json(e) for e in reply.executions], reply.next_page_token))
+    wanted = status_from_name(status) if status else pb.EXECUTION_STATUS_UNSPECIFIED
+    return await _page_of_executions(request, wanted, execution_json)
 
 
 async def list_pending(request: web.Request) -> web.StreamResponse:
+    return await _page_of_executions(request, pb.EXECUTION_STATUS_WAITING, pending_json)
+
+
+async def _page_of_executions(
+    request: web.Request, status: pb.ExecutionStatus, render: Callable[[pb.Execution], dict[str, Any]]
+) -> web.StreamResponse:
     call = pb.ListExecutionsRequest(
-        status=pb.EXECUTION_STATUS_WAITING,
+        status=status,
         workflow_id=request.query.get("workflowId", ""),
         page_size=query_int(request, "pageSize"),
         page_token=request.query.get("pageToken", ""),
     )
     reply: pb.ListExecutionsResponse = await stub_of(request).ListExecutions(call, timeout=DEFAULT_RPC_TIMEOUT_S)
-    return web.json_response(page([pending_json(e) for e in reply.executions], reply.next_page_token))
+    return web.json_response(page([render(e) for e in reply.executions], reply.next_page_token))
 
 
 async def get_execution(request: web.Request) -> web.StreamResponse:
