@@ -41,6 +41,8 @@ class Graph:
     outgoing: dict[str, list[Connection]] = field(default_factory=dict)
     body_of: dict[str, str] = field(default_factory=dict)
     """node id → the loop whose body it belongs to (innermost)."""
+    checked: dict[str, str] = field(default_factory=dict)
+    """node id → source of the node script its template-free config was validated against."""
 
     @cached_property
     def order(self) -> list[str]:
@@ -234,6 +236,10 @@ def build_graph(definition: JSON, types: Mapping[str, NodeType]) -> Graph:
         stuck = sorted(set(nodes) - set(order), key=index.__getitem__)
         problems.append(f"the connections form a cycle through {', '.join(stuck)}")
     graph = Graph(definition, nodes, index, connections)
+    for node_id, raw in nodes.items():
+        nt = types.get(str(raw.get("type")))
+        if nt is not None and not has_template(raw.get("config") or {}):
+            graph.checked[node_id] = nt.source
     for c in connections:
         graph.incoming.setdefault(c.target, []).append(c)
         graph.outgoing.setdefault(c.source, []).append(c)

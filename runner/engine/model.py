@@ -118,7 +118,12 @@ class NodeResult:
     """A parked retry: when to try again (ms since epoch)."""
 
     def to_doc(self) -> dict[str, JSON]:
-        return {k: v for k, v in asdict(self).items() if v not in (None, [], False) or k in ("status", "output")}
+        doc: dict[str, JSON] = {"status": self.status, "output": self.output}
+        for name in _RESULT_OPTIONAL:
+            value = getattr(self, name)
+            if value not in (None, [], False):
+                doc[name] = value
+        return doc
 
     @classmethod
     def from_doc(cls, doc: dict[str, JSON]) -> NodeResult:
@@ -126,6 +131,7 @@ class NodeResult:
 
 
 _RESULT_FIELDS = frozenset(NodeResult.__dataclass_fields__)
+_RESULT_OPTIONAL = tuple(f for f in NodeResult.__dataclass_fields__ if f not in ("status", "output"))
 
 
 @dataclass

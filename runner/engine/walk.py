@@ -233,12 +233,16 @@ class Walker:
     ) -> _Attempt:
         node = self.graph.nodes[node_id]
         base = NodeResult("failed", nodeId=node_id, type=nt.type)
-        try:
-            config = render(node.get("config") or {}, self._scope(prefixes), skip_keys=nt.no_template_keys)
-        except TemplateError as exc:
-            base.error = f"node {node_id!r}: {exc}"
-            return _Attempt(base)
-        problems = config_errors(nt, config, allow_templates=False)
+        config = node.get("config") or {}
+        if self.graph.checked.get(node_id) != nt.source:  # templated, or its script changed since
+            try:
+                config = render(config, self._scope(prefixes), skip_keys=nt.no_template_keys)
+            except TemplateError as exc:
+                base.error = f"node {node_id!r}: {exc}"
+                return _Attempt(base)
+            problems = config_errors(nt, config, allow_templates=False)
+        else:
+            problems = []
         if problems:
             base.error = f"node {node_id!r} config is invalid: {'; '.join(problems)}"
             return _Attempt(base)

@@ -303,3 +303,18 @@ async def test_max_duration_guard_counts_running_time_and_names_the_guard(kit: K
     assert state.status == "failed"
     assert "maxDurationSeconds" in (state.error or "")
     assert "d" not in state.results
+
+
+async def test_config_is_checked_again_when_the_node_script_changed_after_the_graph_was_built(kit: Kit) -> None:
+    from dataclasses import replace
+
+    from runner.engine.graph import build_graph
+    from runner.engine.model import ExecutionState
+    from runner.engine.walk import Walker
+
+    w = wf([manual(), n("t", "test/tag", config={"tag": "x"})], [c("start", "t")])
+    graph = build_graph(w, kit.types)  # "x" is a valid tag now
+    kit.types["test/tag"] = replace(kit.types["test/tag"], source="# edited", config_schema={"tag": {"type": "integer"}})
+    state = ExecutionState(id="e2", workflow=w, workflowVersion=1, input={}, startedAt=kit.now_ms())
+    await Walker(graph, kit.types, kit.run_node, kit).run(state)
+    assert state.status == "failed" and "tag" in (state.error or "") and "integer" in (state.error or "")
