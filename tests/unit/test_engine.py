@@ -314,7 +314,9 @@ async def test_config_is_checked_again_when_the_node_script_changed_after_the_gr
 
     w = wf([manual(), n("t", "test/tag", config={"tag": "x"})], [c("start", "t")])
     graph = build_graph(w, kit.types)  # "x" is a valid tag now
-    kit.types["test/tag"] = replace(kit.types["test/tag"], source="# edited", config_schema={"tag": {"type": "integer"}})
+    kit.types["test/tag"] = replace(
+        kit.types["test/tag"], source="# edited", config_schema={"tag": {"type": "integer"}}
+    )
     state = ExecutionState(id="e2", workflow=w, workflowVersion=1, input={}, startedAt=kit.now_ms())
     await Walker(graph, kit.types, kit.run_node, kit).run(state)
     assert state.status == "failed" and "tag" in (state.error or "") and "integer" in (state.error or "")
