@@ -151,13 +151,7 @@ def linear_code_workflow(n: int) -> dict[str, Any]:
                 "config": {"code": "def main(input):\n    return {'i': input.get('i', 0) + 1}"},
             }
         )
-    ids = [x["id"] for x in nodes]
-    return {
-        "id": "bench-engine",
-        "name": "bench engine",
-        "nodes": nodes,
-        "connections": [{"from": a, "to": b} for a, b in itertools.pairwise(ids)],
-    }
+    return chain_workflow("bench-engine", nodes)
 
 
 def workload_engine(target: Target, args: argparse.Namespace) -> dict[str, Any]:
@@ -201,6 +195,16 @@ def _node(node_id: str, type_: str, **config: Any) -> dict[str, Any]:
     return {"id": node_id, "type": type_, "config": config}
 
 
+def chain_workflow(wf_id: str, nodes: list[dict[str, Any]]) -> dict[str, Any]:
+    """A workflow whose nodes run one after the other."""
+    return {
+        "id": wf_id,
+        "name": wf_id.replace("-", " "),
+        "nodes": nodes,
+        "connections": [{"from": a["id"], "to": b["id"]} for a, b in itertools.pairwise(nodes)],
+    }
+
+
 def _save_rest(target: Target, wf: dict[str, Any]) -> None:
     import urllib.request
 
@@ -220,18 +224,16 @@ def workload_webhook(target: Target, args: argparse.Namespace) -> dict[str, Any]
     import aiohttp
 
     trivial = "def main(input):\n    return {'n': 1}"
-    wf = {
-        "id": "bench-hook",
-        "name": "bench webhook",
-        "nodes": [
+    wf = chain_workflow(
+        "bench-hook",
+        [
             _node("hook", "triggers/webhook", path="bench", method="POST"),
             _node("a", "core/code", code=trivial),
             _node("b", "core/code", code=trivial),
             _node("c", "core/code", code=trivial),
             _node("reply", "core/respond-to-webhook", status=200, body={"ok": True}),
         ],
-        "connections": [{"from": x, "to": y} for x, y in itertools.pairwise(["hook", "a", "b", "c", "reply"])],
-    }
+    )
     _save_rest(target, wf)
     latencies: list[float] = []
     errors = 0
@@ -480,15 +482,10 @@ def workload_fanout(target: Target, args: argparse.Namespace) -> dict[str, Any]:
     from runner.store.executions import ExecutionStore
 
     stub = target.stub
-    wf = {
-        "id": "bench-fanout",
-        "name": "bench fanout",
-        "nodes": [
-            _node("start", "triggers/manual"),
-            _node("c", "core/code", code="def main(input):\n    return input"),
-        ],
-        "connections": [{"from": "start", "to": "c"}],
-    }
+    wf = chain_workflow(
+        "bench-fanout",
+        [_node("start", "triggers/manual"), _node("c", "core/code", code="def main(input):\n    return input")],
+    )
     saved = stub.SaveWorkflow(pb.SaveWorkflowRequest(workflow_json=json.dumps(wf)))
     client: MongoClient[dict[str, Any]] = MongoClient(target.mongodb_uri)
     col = client[target.database]["executions"]
@@ -537,16 +534,10 @@ def workload_fanout(target: Target, args: argparse.Namespace) -> dict[str, Any]:
 def workload_waits(target: Target, args: argparse.Namespace) -> dict[str, Any]:
     """How late a durable 1 s core/wait wakes, over args.waits waits."""
     stub = target.stub
-    wf = {
-        "id": "bench-wait",
-        "name": "bench wait",
-        "nodes": [
-            _node("start", "triggers/manual"),
-            _node("nap", "core/wait", duration="1s"),
-            _node("after", "core/noop"),
-        ],
-        "connections": [{"from": "start", "to": "nap"}, {"from": "nap", "to": "after"}],
-    }
+    wf = chain_workflow(
+        "bench-wait",
+        [_node("start", "triggers/manual"), _node("nap", "core/wait", duration="1s"), _node("after", "core/noop")],
+    )
     stub.SaveWorkflow(pb.SaveWorkflowRequest(workflow_json=json.dumps(wf)))
     req = pb.ExecuteWorkflowRequest(workflow_id="bench-wait", input_json="{}", wait_for_completion=True)
     ids = []
@@ -578,12 +569,7 @@ def workload_takeover(target: Target, args: argparse.Namespace) -> dict[str, Any
     stub = target.stub
     spin = "def main(input):\n    n = 0\n    for i in range(300000):\n        n += i\n    return input"
     nodes = [_node("start", "triggers/manual")] + [_node(f"s{i}", "core/code", code=spin) for i in range(30)]
-    wf = {
-        "id": "bench-takeover",
-        "name": "bench takeover",
-        "nodes": nodes,
-        "connections": [{"from": a["id"], "to": b["id"]} for a, b in itertools.pairwise(nodes)],
-    }
+    wf = chain_workflow("bench-takeover", nodes)
     stub.SaveWorkflow(pb.SaveWorkflowRequest(workflow_json=json.dumps(wf)))
     client: MongoClient[dict[str, Any]] = MongoClient(target.mongodb_uri)
     col = client[target.database]["executions"]
